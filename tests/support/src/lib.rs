@@ -1,0 +1,1 @@
+//! Test-only support for `hrr`: never installed, never shipped.
