@@ -64,6 +64,9 @@ pub enum Builtin {
     #[command(subcommand)]
     Config(ConfigCmd),
 
+    /// Triage an archive: decode, preflight, replay, classify, report.
+    Triage(TriageArgs),
+
     /// Run a Lua workflow file.
     Run(RunArgs),
 
@@ -116,4 +119,68 @@ pub struct RunArgs {
     /// Arguments for the script (`hrr.args`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
+}
+
+/// How `hrr triage` replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayChoice {
+    /// Docker if `docker.image` is set, else native if the GPU device is
+    /// readable and a player is found, else metadata-only.
+    Auto,
+    /// `hrr-playback` on this host.
+    Native,
+    /// `hrr-playback` inside `docker.image`.
+    Docker,
+}
+
+/// Output format of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FindingFormat {
+    /// The chat template, then details.
+    Markdown,
+    /// The stable JSON schema.
+    Json,
+}
+
+/// `hrr triage <archive> …`.
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// A `pid-*` process directory or a capture root.
+    pub archive: PathBuf,
+    /// Replay mode (config replay.mode).
+    #[arg(long, value_enum, conflicts_with = "no_replay")]
+    pub replay: Option<ReplayChoice>,
+    /// Metadata only: decode and preflight, no replay.
+    #[arg(long)]
+    pub no_replay: bool,
+    /// Leave out --sync-after-launch (faster; faults are not tied to a launch).
+    #[arg(long)]
+    pub no_sync: bool,
+    /// GPU ordinal for the replay (config replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// Docker image to replay in (config docker.image).
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// Replay time limit: 90, 90s, 30m, 1h; 0 = none (config replay.timeout).
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Where findings and logs go (config output.workdir).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Also write the finding to FILE (never inside the archive).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Finding format on stdout and in files (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
+    /// Triage every process of a capture root, plus a summary table.
+    #[arg(long)]
+    pub all: bool,
+    /// Proceed past a preflight version mismatch without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Exit with the outcome's code (PASS 0, FAIL 10, MAF 11, ABORT 12, HANG 13, UNKNOWN 14, metadata-only 15).
+    #[arg(long)]
+    pub exit_code: bool,
 }
