@@ -70,6 +70,19 @@ pub enum Builtin {
     /// Run a Lua workflow file.
     Run(RunArgs),
 
+    /// Print a shell completion script (includes Lua workflows, externals and aliases found now).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the hrr(1) man page, or hrr-<command>(1), as roff on stdout.
+    Man {
+        /// A builtin command.
+        command: Option<String>,
+    },
+
     /// Help for a builtin, a Lua workflow or an external command.
     Help {
         /// The command.

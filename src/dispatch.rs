@@ -74,6 +74,8 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
+        Builtin::Completions { shell } => commands::completions::run(&ctx, shell),
+        Builtin::Man { command } => commands::completions::man(command.as_deref()),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words),
     }
