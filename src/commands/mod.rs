@@ -3,3 +3,5 @@
 
 pub mod config;
 pub mod list;
+pub mod playback;
+pub mod preflight;
