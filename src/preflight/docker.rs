@@ -218,16 +218,29 @@ impl HostProbe for DockerProbe {
             Outcome::Unavailable(why) => return HostFacts::unprobed("docker:unavailable", why),
             Outcome::Denied(why) => return HostFacts::unprobed("docker:permission-denied", why),
         };
-        let mut facts = HostFacts {
-            source: self.source(),
-            ..HostFacts::default()
-        };
-        facts.problems.extend(self.overlay_problem.clone());
         let text = format!(
             "{}\n{}",
             captured.stdout_text(),
             String::from_utf8_lossy(&captured.stderr)
         );
+        let sections = split_sections(&text);
+        if !captured.success() && !captured.timed_out && sections.is_empty() {
+            // The container never ran the probe script: no daemon, no
+            // image, no runtime for the devices.
+            return HostFacts::unprobed(
+                "docker:unavailable",
+                format!(
+                    "docker could not run {}: {}",
+                    self.image,
+                    first_line(&String::from_utf8_lossy(&captured.stderr))
+                ),
+            );
+        }
+        let mut facts = HostFacts {
+            source: self.source(),
+            ..HostFacts::default()
+        };
+        facts.problems.extend(self.overlay_problem.clone());
         if captured.timed_out {
             facts.problems.push(format!(
                 "the docker probe timed out after {}s",
@@ -240,7 +253,6 @@ impl HostProbe for DockerProbe {
                 first_line(&String::from_utf8_lossy(&captured.stderr))
             ));
         }
-        let sections = split_sections(&text);
         let gpus = match (sections.get("rocm-smi"), sections.get("amd-smi")) {
             (Some(t), _) => smi::SmiProbe {
                 tool: Some("rocm-smi".into()),

@@ -136,7 +136,6 @@ pub fn check_with(
         0
     });
     let verdict = rules::evaluate(&capture, &host, gpu, opts.strict);
-    notes.extend(host.problems.iter().cloned());
     PreflightReport {
         status: PreflightReport::status_of(&verdict.blocks, &verdict.confirms, &verdict.warnings),
         capture,

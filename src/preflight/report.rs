@@ -52,7 +52,8 @@ pub struct PreflightReport {
     pub confirms: Vec<String>,
     /// Warnings.
     pub warnings: Vec<String>,
-    /// Context: why something is unknown, what was assumed.
+    /// Context: what was assumed, why nothing was compared. Why a replay
+    /// value is unknown is in `host.problems`.
     pub notes: Vec<String>,
 }
 
@@ -132,7 +133,11 @@ impl PreflightReport {
             );
         }
         list(&mut out, "Warnings", &self.warnings);
-        list(&mut out, "Notes", &self.notes);
+        let mut notes = self.notes.clone();
+        if let Some(h) = &self.host {
+            notes.extend(h.problems.iter().map(|p| format!("{}: {p}", h.source)));
+        }
+        list(&mut out, "Notes", &notes);
         if self.blocks.is_empty() && self.confirms.is_empty() && self.warnings.is_empty() {
             out.push_str("\nReplay preflight: OK\n");
         }
