@@ -13,7 +13,9 @@ pub struct Sandbox {
 impl Sandbox {
     /// A fresh sandbox.
     pub fn new() -> Sandbox {
-        Sandbox { dir: tempfile::tempdir().expect("tempdir") }
+        Sandbox {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
     }
 
     /// The sandbox root.
