@@ -73,6 +73,8 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
     match command {
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
+        Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
+        Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
         Builtin::Completions { shell } => commands::completions::run(&ctx, shell),
         Builtin::Man { command } => commands::completions::man(command.as_deref()),

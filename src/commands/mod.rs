@@ -4,4 +4,6 @@
 pub mod completions;
 pub mod config;
 pub mod list;
+pub mod playback;
+pub mod preflight;
 pub mod triage;

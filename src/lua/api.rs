@@ -53,6 +53,8 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     super::fs::register(lua, &hrr, ctx)?;
     super::exec::register(lua, &hrr, ctx)?;
     super::json::register(lua, &hrr, ctx)?;
+    super::preflight::register(lua, &hrr, ctx)?;
+    super::playback::register(lua, &hrr, ctx)?;
     lua.globals().set("hrr", hrr)
 }
 

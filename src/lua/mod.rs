@@ -8,6 +8,8 @@ mod exec;
 mod fs;
 mod json;
 mod log;
+mod playback;
+mod preflight;
 pub mod scripts;
 
 use std::path::{Path, PathBuf};
