@@ -36,7 +36,10 @@ pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Stri
                     "capture saw {seen} GPU(s) but replay environment only exposes {visible}"
                 ));
             }
-            if gpu >= visible {
+            if visible == 0 {
+                v.blocks
+                    .push("the replay environment exposes no GPU".to_string());
+            } else if gpu >= visible {
                 v.blocks.push(format!(
                     "requested replay GPU {gpu} but replay environment only has {visible} GPU(s) (0..{})",
                     visible - 1
@@ -145,6 +148,15 @@ mod tests {
             evaluate(&c, &host(&["gfx942"], "7.2.53211", "2.8"), 0, STRICT),
             Verdict::default()
         );
+    }
+
+    #[test]
+    fn a_host_with_zero_gpus_blocks_without_underflow() {
+        let c = capture(None, &[], "7.2.53211", "2.8");
+        let mut h = host(&[], "7.2.53211", "2.8");
+        h.visible_gpus = Some(0);
+        let v = evaluate(&c, &h, 0, LAX);
+        assert_eq!(v.blocks, ["the replay environment exposes no GPU"]);
     }
 
     #[test]
