@@ -107,8 +107,8 @@ impl Walk<'_> {
 /// be a regular file (a symlink to one is fine: the user named it).
 pub fn input_item(file: &Path, role: Role, dir: &str) -> anyhow::Result<Item> {
     let what = format!("--{dir}");
-    let meta = fs::metadata(file)
-        .with_context(|| format!("cannot read {what} {}", file.display()))?;
+    let meta =
+        fs::metadata(file).with_context(|| format!("cannot read {what} {}", file.display()))?;
     if !meta.is_file() {
         bail!("{what} {} is not a regular file", file.display());
     }

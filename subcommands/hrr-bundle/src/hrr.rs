@@ -29,7 +29,12 @@ impl Hrr {
     /// with a JSON report (e.g. an unsupported format version) is kept with
     /// a warning: such an archive is exactly what a developer may need.
     pub fn archive_info(&self, archive: &Path, ui: &Ui) -> anyhow::Result<serde_json::Value> {
-        let args = ["archive".into(), "info".into(), "--json".into(), archive.into()];
+        let args = [
+            "archive".into(),
+            "info".into(),
+            "--json".into(),
+            archive.into(),
+        ];
         let out = self.run(&args)?;
         let parsed = serde_json::from_slice::<serde_json::Value>(&out.stdout)
             .ok()

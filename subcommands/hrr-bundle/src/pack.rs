@@ -115,8 +115,8 @@ fn hash_all(items: &[Item], ui: &Ui) -> anyhow::Result<Vec<FileRecord>> {
     for item in items {
         let (size, sha256) = match &item.source {
             Source::File(path) => {
-                let file = File::open(path)
-                    .with_context(|| format!("cannot open {}", path.display()))?;
+                let file =
+                    File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
                 hash_stream(file, |n| bar.inc(n))
                     .with_context(|| format!("cannot read {}", path.display()))?
             }
@@ -148,7 +148,13 @@ fn write_bundle(
     let mut tar = tar::Builder::new(encoder);
 
     let json = serde_json::to_vec_pretty(manifest)?;
-    append(&mut tar, MANIFEST_NAME, json.len() as u64, created, &json[..])?;
+    append(
+        &mut tar,
+        MANIFEST_NAME,
+        json.len() as u64,
+        created,
+        &json[..],
+    )?;
 
     let bar = ui.progress(manifest.totals.bytes, "packing");
     for (item, record) in items.iter().zip(&manifest.files) {
@@ -216,5 +222,7 @@ fn append<W: Write>(
 }
 
 fn mtime_of(t: SystemTime) -> u64 {
-    t.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    t.duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }

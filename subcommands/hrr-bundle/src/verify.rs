@@ -98,7 +98,6 @@ fn check(file: File, name: &str) -> (Totals, Vec<Problem>) {
             break;
         }
     }
-    drop(entries);
     // Read to the end of the zstd frame so its checksum is checked too.
     if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
         problems.push(damaged(e));

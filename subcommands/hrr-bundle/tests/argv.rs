@@ -19,7 +19,11 @@ fn pack_and_verify_work_with_and_without_the_leading_subcommand_name() {
         verify.args(lead).args(["verify", file]);
         let out = verify.output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{lead:?}: {}", stdout(&out));
-        assert!(stdout(&out).starts_with("ok: 5 files, "), "{}", stdout(&out));
+        assert!(
+            stdout(&out).starts_with("ok: 5 files, "),
+            "{}",
+            stdout(&out)
+        );
     }
 }
 
@@ -29,14 +33,28 @@ fn help_works_both_ways_and_names_the_command_as_invoked() {
     let out = fx.bundle().args(["bundle", "--help"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
-    assert!(text.contains("Usage: hrr bundle [OPTIONS] <ARCHIVE>"), "{text}");
-    for flag in ["--finding", "--log", "--output", "--force", "--triage", "verify"] {
+    assert!(
+        text.contains("Usage: hrr bundle [OPTIONS] <ARCHIVE>"),
+        "{text}"
+    );
+    for flag in [
+        "--finding",
+        "--log",
+        "--output",
+        "--force",
+        "--triage",
+        "verify",
+    ] {
         assert!(text.contains(flag), "{flag} missing from:\n{text}");
     }
     let out = fx.bundle().arg("--help").output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("Usage: hrr-bundle [OPTIONS] <ARCHIVE>"));
-    let out = fx.bundle().args(["bundle", "verify", "--help"]).output().unwrap();
+    let out = fx
+        .bundle()
+        .args(["bundle", "verify", "--help"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(stdout(&out).contains("Usage: hrr bundle verify <BUNDLE>"));
 }
@@ -53,7 +71,11 @@ fn a_bad_argument_exits_1_and_finding_conflicts_with_triage() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("cannot be used with"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cannot be used with"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -10,11 +10,22 @@ use common::{entries, manifest, sha256sum, snapshot, stderr, stdout, Fixture};
 fn process_dir_with_finding_and_log_round_trips_through_verify() {
     let fx = Fixture::new();
     let pid = fx.process_dir("capture.hrr/pid-1234", 7);
-    common::write(&fx.path().join("out/finding.json"), b"{\"outcome\":\"PASS\"}\n");
-    common::write(&fx.path().join("out/replay.log"), b"[HRR progress] 3 kernels\n");
+    common::write(
+        &fx.path().join("out/finding.json"),
+        b"{\"outcome\":\"PASS\"}\n",
+    );
+    common::write(
+        &fx.path().join("out/replay.log"),
+        b"[HRR progress] 3 kernels\n",
+    );
     let out = fx
         .bundle()
-        .args(["bundle", "capture.hrr/pid-1234", "--finding", "out/finding.json"])
+        .args([
+            "bundle",
+            "capture.hrr/pid-1234",
+            "--finding",
+            "out/finding.json",
+        ])
         .args(["--log", "out/replay.log", "-o", "b.tar.zst"])
         .output()
         .unwrap();
@@ -29,12 +40,36 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
     // BUNDLE.json first, then the archive files in name order, then the
     // finding and the log; every byte as on disk.
     let sources = [
-        ("archive/pid-1234/blobs/0123456789abcdef0123456789abcdef", pid.join("blobs/0123456789abcdef0123456789abcdef"), "archive"),
-        ("archive/pid-1234/blobs/fedcba9876543210fedcba9876543210", pid.join("blobs/fedcba9876543210fedcba9876543210"), "archive"),
-        ("archive/pid-1234/code_objects/00112233445566778899aabbccddeeff", pid.join("code_objects/00112233445566778899aabbccddeeff"), "archive"),
-        ("archive/pid-1234/events.bin", pid.join("events.bin"), "archive"),
-        ("archive/pid-1234/manifest.json", pid.join("manifest.json"), "archive"),
-        ("finding/finding.json", fx.path().join("out/finding.json"), "finding"),
+        (
+            "archive/pid-1234/blobs/0123456789abcdef0123456789abcdef",
+            pid.join("blobs/0123456789abcdef0123456789abcdef"),
+            "archive",
+        ),
+        (
+            "archive/pid-1234/blobs/fedcba9876543210fedcba9876543210",
+            pid.join("blobs/fedcba9876543210fedcba9876543210"),
+            "archive",
+        ),
+        (
+            "archive/pid-1234/code_objects/00112233445566778899aabbccddeeff",
+            pid.join("code_objects/00112233445566778899aabbccddeeff"),
+            "archive",
+        ),
+        (
+            "archive/pid-1234/events.bin",
+            pid.join("events.bin"),
+            "archive",
+        ),
+        (
+            "archive/pid-1234/manifest.json",
+            pid.join("manifest.json"),
+            "archive",
+        ),
+        (
+            "finding/finding.json",
+            fx.path().join("out/finding.json"),
+            "finding",
+        ),
         ("log/replay.log", fx.path().join("out/replay.log"), "log"),
     ];
     let packed = entries(&bundle);
@@ -73,7 +108,11 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
     assert_eq!(m["totals"]["files"], sources.len());
     assert_eq!(m["totals"]["bytes"], total);
 
-    let out = fx.bundle().args(["bundle", "verify", "b.tar.zst"]).output().unwrap();
+    let out = fx
+        .bundle()
+        .args(["bundle", "verify", "b.tar.zst"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), format!("ok: 7 files, {total} bytes\n"));
 }
@@ -101,13 +140,21 @@ fn root_is_packed_whole_and_a_symlinked_process_dir_is_skipped_not_followed() {
     let bundle = fx.path().join("root.tar.zst");
     let names: Vec<String> = entries(&bundle).into_iter().map(|e| e.0).collect();
     assert_eq!(names.len(), 1 + 2 * 5, "{names:?}");
-    assert!(names.iter().any(|n| n == "archive/capture.hrr/pid-1/events.bin"));
-    assert!(names.iter().any(|n| n == "archive/capture.hrr/pid-2/events.bin"));
+    assert!(names
+        .iter()
+        .any(|n| n == "archive/capture.hrr/pid-1/events.bin"));
+    assert!(names
+        .iter()
+        .any(|n| n == "archive/capture.hrr/pid-2/events.bin"));
     assert!(!names.iter().any(|n| n.contains("pid-3")), "{names:?}");
     let m = manifest(&bundle);
     assert_eq!(m["archive"]["kind"], "root");
     assert_eq!(m["skipped"][0]["path"], "archive/capture.hrr/pid-3");
-    let out = fx.bundle().args(["verify", "root.tar.zst"]).output().unwrap();
+    let out = fx
+        .bundle()
+        .args(["verify", "root.tar.zst"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
 }
 
@@ -138,8 +185,10 @@ fn triage_flag_asks_hrr_for_a_metadata_only_finding_and_packs_it() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(fx.hrr_calls().lines().any(|l| l
-        == format!("triage {} --no-replay --format json", pid.display())));
+    assert!(fx
+        .hrr_calls()
+        .lines()
+        .any(|l| l == format!("triage {} --no-replay --format json", pid.display())));
     let bundle = fx.path().join("t.tar.zst");
     let finding = entries(&bundle)
         .into_iter()
@@ -178,12 +227,18 @@ fn default_output_is_named_after_the_archive_and_utc_time_in_the_cwd() {
         .and_then(|s| s.strip_suffix(".hrr-bundle.tar.zst"))
         .unwrap_or_else(|| panic!("{name}"));
     assert_eq!(stamp.len(), 16, "{stamp}");
-    assert!(stamp.chars().enumerate().all(|(i, c)| match i {
-        8 => c == 'T',
-        15 => c == 'Z',
-        _ => c.is_ascii_digit(),
-    }), "{stamp}");
-    assert_eq!(stdout(&out).trim(), fx.path().join("cwd").join(name).display().to_string());
+    assert!(
+        stamp.chars().enumerate().all(|(i, c)| match i {
+            8 => c == 'T',
+            15 => c == 'Z',
+            _ => c.is_ascii_digit(),
+        }),
+        "{stamp}"
+    );
+    assert_eq!(
+        stdout(&out).trim(),
+        fx.path().join("cwd").join(name).display().to_string()
+    );
 }
 
 #[test]
@@ -198,6 +253,12 @@ fn an_archive_report_with_a_failing_exit_is_kept_with_a_warning() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("warning:") && err.contains("format version 9 is not supported"), "{err}");
-    assert_eq!(manifest(&fx.path().join("u.tar.zst"))["archive_info"]["kind"], "process");
+    assert!(
+        err.contains("warning:") && err.contains("format version 9 is not supported"),
+        "{err}"
+    );
+    assert_eq!(
+        manifest(&fx.path().join("u.tar.zst"))["archive_info"]["kind"],
+        "process"
+    );
 }

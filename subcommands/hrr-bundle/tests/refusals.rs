@@ -31,7 +31,11 @@ fn output_inside_the_archive_is_refused_directly_and_through_a_symlinked_dir() {
         &["capture.hrr", "-o", "capture.hrr/pid-1/b.tar.zst"],
         "inside the archive",
     );
-    refused(&fx, &["capture.hrr", "-o", "via/b.tar.zst"], "inside the archive");
+    refused(
+        &fx,
+        &["capture.hrr", "-o", "via/b.tar.zst"],
+        "inside the archive",
+    );
     // The archive given through the symlink, output inside its target.
     refused(
         &fx,
@@ -46,7 +50,11 @@ fn output_inside_the_archive_is_refused_directly_and_through_a_symlinked_dir() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("inside the archive"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("inside the archive"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(snapshot(&root), before);
     assert_eq!(fx.hrr_calls(), "", "refused before any work");
 }
@@ -65,7 +73,10 @@ fn an_existing_output_is_kept_unless_forced() {
     fx.process_dir("pid-1", 1);
     common::write(&fx.path().join("b.tar.zst"), b"precious");
     refused(&fx, &["pid-1", "-o", "b.tar.zst"], "--force");
-    assert_eq!(std::fs::read(fx.path().join("b.tar.zst")).unwrap(), b"precious");
+    assert_eq!(
+        std::fs::read(fx.path().join("b.tar.zst")).unwrap(),
+        b"precious"
+    );
     let out = fx
         .bundle()
         .args(["pid-1", "-o", "b.tar.zst", "--force"])
@@ -91,7 +102,9 @@ fn a_failing_hrr_leaves_no_bundle_and_no_temp_file() {
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(
-        err.starts_with("error: ") && err.contains("archive info --json") && err.contains("cannot read archive"),
+        err.starts_with("error: ")
+            && err.contains("archive info --json")
+            && err.contains("cannot read archive"),
         "{err}"
     );
     assert!(names(&fx.path().join("out")).is_empty());
@@ -115,7 +128,10 @@ fn a_fifo_in_the_archive_is_skipped_with_a_warning_not_read() {
     let fx = Fixture::new();
     let pid = fx.process_dir("pid-1", 1);
     let fifo = pid.join("pipe");
-    let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(made.success());
     let out = fx
         .bundle()
@@ -125,7 +141,10 @@ fn a_fifo_in_the_archive_is_skipped_with_a_warning_not_read() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("pipe") && err.contains("not a regular file"), "{err}");
+    assert!(
+        err.contains("pipe") && err.contains("not a regular file"),
+        "{err}"
+    );
     let packed = common::entries(&fx.path().join("b.tar.zst"));
     assert!(!packed.iter().any(|e| e.0.ends_with("/pipe")));
 }
@@ -137,5 +156,9 @@ fn a_non_directory_archive_and_an_output_naming_no_file_are_refused() {
     refused(&fx, &["events.bin", "-o", "b.tar.zst"], "not a directory");
     fx.process_dir("pid-1", 1);
     refused(&fx, &["pid-1", "-o", ".."], "does not name a file");
-    refused(&fx, &["pid-1", "-o", "no/such/dir/b.tar.zst"], "no/such/dir");
+    refused(
+        &fx,
+        &["pid-1", "-o", "no/such/dir/b.tar.zst"],
+        "no/such/dir",
+    );
 }

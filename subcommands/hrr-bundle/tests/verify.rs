@@ -24,7 +24,10 @@ fn packed() -> (Fixture, PathBuf) {
 
 /// The bundle's entries as (path, content).
 fn contents(bundle: &std::path::Path) -> Vec<(String, Vec<u8>)> {
-    entries(bundle).into_iter().map(|(p, _, d)| (p, d)).collect()
+    entries(bundle)
+        .into_iter()
+        .map(|(p, _, d)| (p, d))
+        .collect()
 }
 
 fn verify(fx: &Fixture) -> std::process::Output {
@@ -52,7 +55,10 @@ fn one_rewritten_byte_in_a_packed_file_fails_naming_that_file() {
     );
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: ") && err.contains("1 problem"), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("1 problem"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -120,7 +126,11 @@ fn a_tar_without_bundle_json_first_is_not_a_bundle() {
 #[test]
 fn a_missing_bundle_is_one_error_line() {
     let fx = Fixture::new();
-    let out = fx.bundle().args(["verify", "nope.tar.zst"]).output().unwrap();
+    let out = fx
+        .bundle()
+        .args(["verify", "nope.tar.zst"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");

@@ -171,7 +171,10 @@ pub fn entries(bundle: &Path) -> Vec<(String, tar::EntryType, Vec<u8>)> {
 /// The bundle's `BUNDLE.json` (its first entry).
 pub fn manifest(bundle: &Path) -> serde_json::Value {
     let all = entries(bundle);
-    assert_eq!(all[0].0, "BUNDLE.json", "BUNDLE.json must be the first entry");
+    assert_eq!(
+        all[0].0, "BUNDLE.json",
+        "BUNDLE.json must be the first entry"
+    );
     serde_json::from_slice(&all[0].2).unwrap()
 }
 
@@ -199,7 +202,10 @@ pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (Vec<u8>, SystemTime)> {
         let content = if meta.is_file() {
             std::fs::read(&d).unwrap()
         } else if meta.file_type().is_symlink() {
-            std::fs::read_link(&d).unwrap().into_os_string().into_encoded_bytes()
+            std::fs::read_link(&d)
+                .unwrap()
+                .into_os_string()
+                .into_encoded_bytes()
         } else {
             for e in std::fs::read_dir(&d).unwrap() {
                 stack.push(e.unwrap().path());
