@@ -23,6 +23,21 @@ pub fn resolve_archive(arg: &Path) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// The directory no output may go into: the archive itself, or, for a
+/// `pid-*` directory inside a capture root (its parent holds the root
+/// `manifest.json`), the whole root (DESIGN §8: nothing is written inside
+/// an archive root).
+pub fn protected_dir(archive: &Path) -> PathBuf {
+    let is_process = archive
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("pid-"));
+    match archive.parent() {
+        Some(root) if is_process && root.join("manifest.json").is_file() => root.to_path_buf(),
+        _ => archive.to_path_buf(),
+    }
+}
+
 /// `<archive-name>-<UTC yyyymmddThhmmssZ>.hrr-bundle.tar.zst`.
 pub fn default_name(archive: &Path, now: SystemTime) -> String {
     let name = archive
@@ -48,9 +63,10 @@ pub struct Target {
 
 impl Target {
     /// Checks `requested` (relative to the current directory) before any
-    /// work starts: its directory exists, it is not inside `archive` after
-    /// resolving symlinks, and it does not exist unless `force`.
-    pub fn plan(requested: &Path, archive: &Path, force: bool) -> anyhow::Result<Target> {
+    /// work starts: its directory exists, it is not inside `protected` (see
+    /// [`protected_dir`]) after resolving symlinks, and it does not exist
+    /// unless `force`.
+    pub fn plan(requested: &Path, protected: &Path, force: bool) -> anyhow::Result<Target> {
         let Some(file_name) = requested.file_name() else {
             bail!("output {} does not name a file", requested.display());
         };
@@ -61,11 +77,11 @@ impl Target {
         let dir = fs::canonicalize(parent)
             .with_context(|| format!("output directory {}", parent.display()))?;
         let path = dir.join(file_name);
-        if path.starts_with(archive) {
+        if path.starts_with(protected) {
             bail!(
                 "refusing to write the bundle inside the archive: {} is under {}; choose an -o outside it",
                 path.display(),
-                archive.display()
+                protected.display()
             );
         }
         match fs::symlink_metadata(&path) {

@@ -18,7 +18,7 @@ use crate::manifest::{
     ArchiveSource, BundleManifest, FileRecord, Generator, Role, Totals, MANIFEST_NAME,
     SCHEMA_VERSION,
 };
-use crate::output::{default_name, resolve_archive, Target};
+use crate::output::{default_name, protected_dir, resolve_archive, Target};
 use crate::term::Ui;
 
 /// zstd level: fast enough to keep up with a disk, and archives of GPU
@@ -38,7 +38,7 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(default_name(&archive, now)));
-    let target = Target::plan(&requested, &archive, args.force)?;
+    let target = Target::plan(&requested, &protected_dir(&archive), args.force)?;
     let mut inputs = Vec::new();
     if let Some(finding) = &args.finding {
         inputs.push(input_item(finding, Role::Finding, "finding")?);

@@ -60,6 +60,36 @@ fn output_inside_the_archive_is_refused_directly_and_through_a_symlinked_dir() {
 }
 
 #[test]
+fn packing_one_process_may_not_write_into_its_capture_root() {
+    let fx = Fixture::new();
+    fx.process_dir("capture.hrr/pid-1", 1);
+    common::write(&fx.path().join("capture.hrr/manifest.json"), b"{}");
+    let root = fx.path().join("capture.hrr");
+    let before = snapshot(&root);
+    let line = refused(
+        &fx,
+        &["capture.hrr/pid-1", "-o", "capture.hrr/b.tar.zst"],
+        "inside the archive",
+    );
+    assert!(
+        line.ends_with(&format!(
+            "under {}; choose an -o outside it",
+            root.display()
+        )),
+        "{line}"
+    );
+    assert_eq!(snapshot(&root), before);
+    // A lone pid directory (no root manifest beside it) protects only itself.
+    fx.process_dir("loose/pid-2", 2);
+    let out = fx
+        .bundle()
+        .args(["loose/pid-2", "-o", "loose/b.tar.zst"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
 fn a_missing_archive_is_refused() {
     let fx = Fixture::new();
     let line = refused(&fx, &["capture.hrr/pid-404", "-o", "b.tar.zst"], "pid-404");
