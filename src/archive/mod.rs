@@ -15,6 +15,7 @@ pub mod fixed;
 pub mod launch;
 pub mod manifest;
 pub mod regions;
+pub mod report;
 mod scan;
 pub mod summary;
 
