@@ -4,3 +4,16 @@
 //! in the modules below, one per core primitive (DESIGN §2).
 
 pub mod archive;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod context;
+pub mod dispatch;
+pub mod error;
+pub mod external;
+pub mod lua;
+pub mod process;
+pub mod safety;
+pub mod suggest;
+pub mod ui;
+pub mod workdir;
