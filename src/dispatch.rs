@@ -71,6 +71,7 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         return Ok(0);
     };
     match command {
+        Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
         Builtin::Help { command } => help(&ctx, command.as_deref()),

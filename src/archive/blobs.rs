@@ -76,7 +76,13 @@ impl FileIndex {
         index.blob_files = blobs.len() as u64;
         index.blobs = blobs.into_iter().flatten().collect();
         let mut cos = Vec::new();
-        scan_dir(&process_dir.join("code_objects"), "hsaco", false, &mut cos, 0)?;
+        scan_dir(
+            &process_dir.join("code_objects"),
+            "hsaco",
+            false,
+            &mut cos,
+            0,
+        )?;
         index.code_object_files = cos.len() as u64;
         index.code_objects = cos.into_iter().flatten().collect();
         index.blobs.sort_unstable();

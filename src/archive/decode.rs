@@ -13,9 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::apis::ApiTable;
 use super::blobs::BlobHash;
-use super::events::{
-    FileHeader, RecordReader, Torn, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN,
-};
+use super::events::{FileHeader, RecordReader, Torn, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN};
 use super::fixed::{decode, memcpy_kind_name, Payload};
 use super::launch::{ArgKind, Args};
 
@@ -82,16 +80,22 @@ impl Events {
     /// a version other than 6, 7 or 8 is an error naming what to do.
     pub fn open(process_dir: &Path) -> anyhow::Result<Events> {
         let path = process_dir.join("events.bin");
-        let mut file = fs::File::open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
+        let mut file =
+            fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         let len = file.metadata()?.len();
         let mut head = [0u8; FILE_HEADER_LEN];
         if len < FILE_HEADER_LEN as u64 || file.read_exact(&mut head).is_err() {
-            bail!("{} is shorter than its 8-byte header: nothing to decode", path.display());
+            bail!(
+                "{} is shorter than its 8-byte header: nothing to decode",
+                path.display()
+            );
         }
         let header = FileHeader::parse(&head).context("short header")?;
         if header.magic != EVENTS_MAGIC {
-            bail!("{} does not start with the HRR magic \"EHRR\": not an HRR event stream", path.display());
+            bail!(
+                "{} does not start with the HRR magic \"EHRR\": not an HRR event stream",
+                path.display()
+            );
         }
         let Some(table) = ApiTable::for_version(header.version) else {
             bail!(
@@ -102,7 +106,12 @@ impl Events {
             );
         };
         Ok(Events {
-            reader: RecordReader::new(file, FILE_HEADER_LEN as u64, len - FILE_HEADER_LEN as u64, DEFAULT_CHUNK),
+            reader: RecordReader::new(
+                file,
+                FILE_HEADER_LEN as u64,
+                len - FILE_HEADER_LEN as u64,
+                DEFAULT_CHUNK,
+            ),
             table,
             end: StreamEnd::default(),
             finished: false,
@@ -121,7 +130,11 @@ impl Events {
 
     /// The next event whose `sequence_id` is at least `from` and whose raw
     /// id passes `api` (when given), decoding only those. `None` at the end.
-    pub fn next_matching(&mut self, from: u64, api: Option<u16>) -> anyhow::Result<Option<DecodedEvent>> {
+    pub fn next_matching(
+        &mut self,
+        from: u64,
+        api: Option<u16>,
+    ) -> anyhow::Result<Option<DecodedEvent>> {
         if self.finished {
             return Ok(None);
         }
@@ -164,7 +177,8 @@ fn hex(v: u64) -> Value {
 }
 
 fn hash(h: BlobHash) -> Value {
-    h.nonzero().map_or(Value::Null, |h| Value::String(h.to_string()))
+    h.nonzero()
+        .map_or(Value::Null, |h| Value::String(h.to_string()))
 }
 
 fn bytes_hex(b: &[u8]) -> String {
@@ -181,12 +195,18 @@ fn args(args: Args<'_>) -> Value {
             }
             m.insert("size".into(), json!(a.bytes.len()));
             if a.kind == ArgKind::Pointer && a.bytes.len() == 8 {
-                m.insert("value".into(), hex(u64::from_le_bytes(a.bytes.try_into().expect("8"))));
+                m.insert(
+                    "value".into(),
+                    hex(u64::from_le_bytes(a.bytes.try_into().expect("8"))),
+                );
             } else {
                 m.insert("bytes".into(), json!(bytes_hex(a.bytes)));
             }
             if a.kind == ArgKind::Embedded {
-                m.insert("pointer_offsets".into(), json!(a.offsets().collect::<Vec<_>>()));
+                m.insert(
+                    "pointer_offsets".into(),
+                    json!(a.offsets().collect::<Vec<_>>()),
+                );
             }
             Value::Object(m)
         })
@@ -215,7 +235,12 @@ fn fields(p: Payload<'_>) -> Map<String, Value> {
             "code_object": hash(n.code_object),
             "args": args(n.args()),
         }),
-        Payload::Alloc { ptr, size, flags, stream } => {
+        Payload::Alloc {
+            ptr,
+            size,
+            flags,
+            stream,
+        } => {
             let mut v = json!({"ptr": hex(ptr), "size": size});
             if let Some(f) = flags {
                 v["flags"] = json!(f);
@@ -247,10 +272,18 @@ fn fields(p: Payload<'_>) -> Map<String, Value> {
             v["d2h_check"] = json!(c.d2h_check);
             v
         }
-        Payload::HostRegister { ptr, size, flags, blob } => {
+        Payload::HostRegister {
+            ptr,
+            size,
+            flags,
+            blob,
+        } => {
             json!({"ptr": hex(ptr), "size": size, "flags": flags, "blob": hash(blob)})
         }
-        Payload::ModuleLoad { module, code_object } => {
+        Payload::ModuleLoad {
+            module,
+            code_object,
+        } => {
             json!({"module": hex(module), "code_object": hash(code_object)})
         }
         Payload::FatBinary { blob, size } => json!({"blob": hash(blob), "size": size}),

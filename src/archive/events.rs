@@ -342,7 +342,9 @@ mod tests {
         assert!(rd.next_record().unwrap().is_none());
         assert_eq!(
             rd.torn().unwrap().reason,
-            TornReason::BodyShort { announced: 60 << 20 }
+            TornReason::BodyShort {
+                announced: 60 << 20
+            }
         );
         assert!(rd.buf.len() <= 128, "buffer grew to {}", rd.buf.len());
     }

@@ -151,7 +151,9 @@ pub fn decode(v7_id: Option<u16>, r: &[u8]) -> Payload<'_> {
         return match KernelNode::parse(r, struct_len) {
             Some(Ok(node)) => Payload::KernelNode(node),
             Some(Err(e)) => Payload::Malformed(e),
-            None if r.len() < struct_len => Payload::Short { expected: struct_len },
+            None if r.len() < struct_len => Payload::Short {
+                expected: struct_len,
+            },
             None => Payload::Opaque,
         };
     }
@@ -260,8 +262,11 @@ fn decode_fixed(api: u16, r: &[u8]) -> Option<Payload<'_>> {
             field: "module",
             value: u64_at(r, 36),
         },
-        HIP_STREAM_CREATE | HIP_STREAM_CREATE_WITH_FLAGS | HIP_STREAM_CREATE_WITH_PRIORITY
-        | HIP_STREAM_DESTROY | HIP_STREAM_SYNCHRONIZE => Payload::Handle {
+        HIP_STREAM_CREATE
+        | HIP_STREAM_CREATE_WITH_FLAGS
+        | HIP_STREAM_CREATE_WITH_PRIORITY
+        | HIP_STREAM_DESTROY
+        | HIP_STREAM_SYNCHRONIZE => Payload::Handle {
             field: "stream",
             value: u64_at(r, 36),
         },
@@ -375,7 +380,17 @@ mod tests {
 
     #[test]
     fn memcpy_d2h_with_blob_is_a_check_and_kind_default_is_not() {
-        let d2h = rec(80, &[(36, 0x1000), (44, 0x7f00), (52, 64), (60, 2), (64, 5), (72, 6)]);
+        let d2h = rec(
+            80,
+            &[
+                (36, 0x1000),
+                (44, 0x7f00),
+                (52, 64),
+                (60, 2),
+                (64, 5),
+                (72, 6),
+            ],
+        );
         let Payload::Copy(c) = decode(Some(id::HIP_MEMCPY), &d2h) else {
             panic!("not a copy")
         };
@@ -399,13 +414,19 @@ mod tests {
         let Payload::Copy(c) = decode(Some(id::HIP_MEMCPY_3D_ASYNC), &async3d) else {
             panic!()
         };
-        assert_eq!((c.stream, c.blob, c.d2h_check), (Some(0x55), BlobHash::new(1, 0), false));
+        assert_eq!(
+            (c.stream, c.blob, c.d2h_check),
+            (Some(0x55), BlobHash::new(1, 0), false)
+        );
     }
 
     #[test]
     fn undersized_records_are_kept_not_decoded() {
         let r = vec![0u8; 32];
-        assert!(matches!(decode(Some(id::HIP_MALLOC), &r), Payload::Short { expected: 52 }));
+        assert!(matches!(
+            decode(Some(id::HIP_MALLOC), &r),
+            Payload::Short { expected: 52 }
+        ));
         assert!(matches!(decode(None, &r), Payload::Opaque));
     }
 }

@@ -141,7 +141,9 @@ pub struct Arg<'a> {
 impl Arg<'_> {
     /// The embedded pointer offsets (kind 3).
     pub fn offsets(&self) -> impl Iterator<Item = u16> + '_ {
-        self.pointer_offsets.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]))
+        self.pointer_offsets
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
     }
 }
 
@@ -276,7 +278,10 @@ impl<'a> Launch<'a> {
             c.take(bytes, "launch attributes")?;
             (n, stride)
         };
-        let snapshots = c.take(usize::from(num_snapshots) * SNAPSHOT_LEN, "snapshot records")?;
+        let snapshots = c.take(
+            usize::from(num_snapshots) * SNAPSHOT_LEN,
+            "snapshot records",
+        )?;
         Ok(Launch {
             stream,
             name,
@@ -342,7 +347,10 @@ pub fn kernel_node_struct_len(v7_id: u16) -> Option<usize> {
 impl<'a> KernelNode<'a> {
     /// Parses the tail that follows a `struct_len`-byte fixed struct; `None`
     /// when the record has no tail (an older capture).
-    pub fn parse(record: &'a [u8], struct_len: usize) -> Option<Result<KernelNode<'a>, PayloadError>> {
+    pub fn parse(
+        record: &'a [u8],
+        struct_len: usize,
+    ) -> Option<Result<KernelNode<'a>, PayloadError>> {
         if record.len() <= struct_len {
             return None;
         }

@@ -109,8 +109,8 @@ pub fn read(process_dir: &Path) -> ManifestState {
         ));
     }
     let mut text = Vec::new();
-    let read = fs::File::open(&path)
-        .and_then(|f| f.take(MAX_MANIFEST_BYTES).read_to_end(&mut text));
+    let read =
+        fs::File::open(&path).and_then(|f| f.take(MAX_MANIFEST_BYTES).read_to_end(&mut text));
     if let Err(e) = read {
         return ManifestState::Unreadable(format!("cannot read manifest.json: {e}"));
     }
@@ -144,7 +144,10 @@ mod tests {
             state_of(Some(r#"{"pid":1,"complete":false}"#)).process_state(),
             ProcessState::Incomplete
         );
-        assert_eq!(state_of(Some("{\"pid\":1,")).process_state(), ProcessState::Unknown);
+        assert_eq!(
+            state_of(Some("{\"pid\":1,")).process_state(),
+            ProcessState::Unknown
+        );
         assert_eq!(state_of(Some("[1]")).process_state(), ProcessState::Unknown);
         assert_eq!(
             state_of(Some(r#"{"version":1,"capture_mode":"in-tree"}"#)).process_state(),

@@ -29,7 +29,7 @@ use self::blobs::FileIndex;
 use self::events::{RecordReader, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN};
 use self::manifest::ProcessState;
 pub use self::scan::summarize;
-pub use self::summary::{ArchiveSummary, ProcessEntry, Problem, RootListing};
+pub use self::summary::{ArchiveSummary, Problem, ProcessEntry, RootListing};
 
 /// What a path given on the command line (or to `hrr.archive.resolve`)
 /// designates: the Lua table of DESIGN §5.
@@ -131,7 +131,9 @@ fn canonical_dir(path: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn dir_name(dir: &Path) -> String {
-    dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn is_process_dir(dir: &Path) -> bool {
@@ -148,8 +150,7 @@ pub fn list_root(root: &Path) -> anyhow::Result<RootListing> {
             root.display()
         );
     }
-    let entries =
-        fs::read_dir(&root).with_context(|| format!("cannot list {}", root.display()))?;
+    let entries = fs::read_dir(&root).with_context(|| format!("cannot list {}", root.display()))?;
     let mut processes = Vec::new();
     let mut leftovers = Vec::new();
     let mut problems = Vec::new();
@@ -259,7 +260,12 @@ fn count_events(events_bin: &Path) -> u64 {
     if std::io::Read::read_exact(&mut f, &mut head).is_err() || head[0..4] != EVENTS_MAGIC {
         return 0;
     }
-    let mut reader = RecordReader::new(f, FILE_HEADER_LEN as u64, len - FILE_HEADER_LEN as u64, DEFAULT_CHUNK);
+    let mut reader = RecordReader::new(
+        f,
+        FILE_HEADER_LEN as u64,
+        len - FILE_HEADER_LEN as u64,
+        DEFAULT_CHUNK,
+    );
     let mut n = 0;
     while let Ok(Some(rec)) = reader.next_record() {
         if rec.trailer_count().is_some() {
@@ -287,7 +293,10 @@ fn choose(processes: &[ProcessEntry]) -> (u64, String) {
         best.clone()
     };
     if let [only] = processes {
-        return (only.pid, format!("pid {} is the only process archive in the root", only.pid));
+        return (
+            only.pid,
+            format!("pid {} is the only process archive in the root", only.pid),
+        );
     }
     let dead: Vec<&ProcessEntry> = processes.iter().filter(|p| p.state.died()).collect();
     let all: Vec<&ProcessEntry> = processes.iter().collect();

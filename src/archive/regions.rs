@@ -45,11 +45,16 @@ pub fn scan(process_dir: &Path) -> RegionCounts {
         .collect();
     files.sort();
     for path in files {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let meta = match fs::symlink_metadata(&path) {
             Ok(m) if m.is_file() => m,
             _ => {
-                counts.problems.push(format!("regions/{name} is not a regular file; skipped"));
+                counts
+                    .problems
+                    .push(format!("regions/{name} is not a regular file; skipped"));
                 continue;
             }
         };
@@ -78,9 +83,17 @@ fn count_stream(path: &Path, len: u64) -> Result<u64, (u64, String)> {
     }
     let version = le_u16(&head, 4);
     if version != REGION_VERSION {
-        return Err((0, format!("region format version {version}, only 1 is known")));
+        return Err((
+            0,
+            format!("region format version {version}, only 1 is known"),
+        ));
     }
-    let mut reader = RecordReader::new(f, FILE_HEADER_LEN as u64, len - FILE_HEADER_LEN as u64, DEFAULT_CHUNK / 4);
+    let mut reader = RecordReader::new(
+        f,
+        FILE_HEADER_LEN as u64,
+        len - FILE_HEADER_LEN as u64,
+        DEFAULT_CHUNK / 4,
+    );
     let mut records = 0u64;
     loop {
         let rec = match reader.next_record() {

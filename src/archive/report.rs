@@ -9,6 +9,14 @@ use serde_json::Value;
 use super::manifest::ProcessState;
 use super::summary::{ArchiveSummary, FileRefs, RootListing};
 
+/// An archive-controlled string made safe for one line of a terminal:
+/// control characters, newlines and tabs shown as escapes.
+fn clean(s: &str) -> String {
+    crate::ui::inert(s)
+        .replace('\n', "\\n")
+        .replace('\t', "\\t")
+}
+
 /// Human size: bytes below 1 KiB, else KiB/MiB/GiB with one decimal.
 pub fn human_bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -58,8 +66,10 @@ fn refs_line(r: &FileRefs) -> String {
 /// rows (`None` = all).
 pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
     let mut o = String::new();
-    let version = s.format_version.map_or("unreadable".to_string(), |v| v.to_string());
-    let _ = writeln!(o, "HRR archive: {}", s.path);
+    let version = s
+        .format_version
+        .map_or("unreadable".to_string(), |v| v.to_string());
+    let _ = writeln!(o, "HRR archive: {}", clean(&s.path));
     let _ = writeln!(
         o,
         "  pid {}, format {}, flags {}, API table {}",
@@ -94,14 +104,18 @@ pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
         let _ = writeln!(o, "  Truncated:       no");
     }
     if s.records_after_trailer > 0 {
-        let _ = writeln!(o, "  After trailer:   {} records (not decoded)", s.records_after_trailer);
+        let _ = writeln!(
+            o,
+            "  After trailer:   {} records (not decoded)",
+            s.records_after_trailer
+        );
     }
     if s.problems.is_empty() {
         let _ = writeln!(o, "  Problems:        none");
     } else {
         let _ = writeln!(o, "  Problems:");
         for p in &s.problems {
-            let _ = writeln!(o, "    - {} [{}]", p.detail, p.kind);
+            let _ = writeln!(o, "    - {} [{}]", clean(&p.detail), p.kind);
         }
     }
     for n in &s.notes {
@@ -130,7 +144,13 @@ pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
     }
     capture_environment(&mut o, s.manifest.as_ref());
     let _ = writeln!(o, "\nAPIs");
-    let width = s.apis.iter().map(|a| a.name.len()).max().unwrap_or(3).max(3);
+    let width = s
+        .apis
+        .iter()
+        .map(|a| a.name.len())
+        .max()
+        .unwrap_or(3)
+        .max(3);
     let _ = writeln!(o, "  {:>5}  {:<width$}  Count", "ID", "API");
     for a in &s.apis {
         let _ = writeln!(o, "  {:>5}  {:<width$}  {}", a.id, a.name, a.count);
@@ -141,7 +161,7 @@ pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
         let _ = writeln!(o, "  {:>8}  {:<32}  Kernel", "Launches", "Code object");
         for k in s.kernels.iter().take(shown) {
             let co = k.code_object.as_deref().unwrap_or("n/a");
-            let _ = writeln!(o, "  {:>8}  {:<32}  {}", k.launches, co, k.name);
+            let _ = writeln!(o, "  {:>8}  {:<32}  {}", k.launches, co, clean(&k.name));
         }
         if shown < s.kernels.len() {
             let _ = writeln!(
@@ -170,11 +190,19 @@ fn capture_environment(o: &mut String, manifest: Option<&Value>) {
         Some(md) => {
             let s = |v: Option<&Value>| match v.and_then(Value::as_str) {
                 Some("") | None => "n/a".to_string(),
-                Some(t) => t.to_string(),
+                Some(t) => clean(t),
             };
             let rt = md.get("runtime");
-            let _ = writeln!(o, "  HIP runtime:     {}", s(rt.and_then(|r| r.get("hip_runtime_version"))));
-            let _ = writeln!(o, "  comgr:           {}", s(rt.and_then(|r| r.get("comgr_version"))));
+            let _ = writeln!(
+                o,
+                "  HIP runtime:     {}",
+                s(rt.and_then(|r| r.get("hip_runtime_version")))
+            );
+            let _ = writeln!(
+                o,
+                "  comgr:           {}",
+                s(rt.and_then(|r| r.get("comgr_version")))
+            );
             let count = md.get("device_count").and_then(Value::as_u64);
             let captured = md.get("captured_device_count").and_then(Value::as_u64);
             let _ = writeln!(
@@ -183,12 +211,19 @@ fn capture_environment(o: &mut String, manifest: Option<&Value>) {
                 count.map_or("n/a".into(), |c| c.to_string()),
                 captured.map_or("n/a".into(), |c| c.to_string())
             );
-            for d in md.get("devices").and_then(Value::as_array).into_iter().flatten() {
+            for d in md
+                .get("devices")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let props = d.get("properties");
                 let _ = writeln!(
                     o,
                     "    [{}] {}  {}",
-                    d.get("ordinal").and_then(Value::as_u64).map_or("?".into(), |n| n.to_string()),
+                    d.get("ordinal")
+                        .and_then(Value::as_u64)
+                        .map_or("?".into(), |n| n.to_string()),
                     s(props.and_then(|p| p.get("name"))),
                     s(props.and_then(|p| p.get("gcn_arch_name")))
                 );
@@ -202,9 +237,9 @@ fn capture_environment(o: &mut String, manifest: Option<&Value>) {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_string))
+                .map(|r| clean(&r.as_str().map_or_else(|| r.to_string(), str::to_string)))
                 .collect();
-            let _ = writeln!(o, "    {name}: {}", reasons.join("; "));
+            let _ = writeln!(o, "    {}: {}", clean(name), reasons.join("; "));
         }
     }
 }
@@ -212,7 +247,7 @@ fn capture_environment(o: &mut String, manifest: Option<&Value>) {
 /// The text report of a capture root: the process table and the choice.
 pub fn root_text(r: &RootListing) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "HRR capture root: {}", r.path);
+    let _ = writeln!(o, "HRR capture root: {}", clean(&r.path));
     let _ = writeln!(o, "Processes: {}\n", r.processes.len());
     let _ = writeln!(
         o,
@@ -233,18 +268,18 @@ pub fn root_text(r: &RootListing) -> String {
     }
     if let Some(pid) = r.chosen {
         let _ = writeln!(o, "\nTriage would pick pid {pid}: {}.", r.reason);
-        let _ = writeln!(o, "Details: hrr archive info {}/pid-{pid}", r.path);
+        let _ = writeln!(o, "Details: hrr archive info {}/pid-{pid}", clean(&r.path));
     }
     if !r.leftovers.is_empty() {
         let _ = writeln!(o, "\nLeftovers (no events.bin, never chosen):");
         for l in &r.leftovers {
-            let _ = writeln!(o, "  {l}");
+            let _ = writeln!(o, "  {}", clean(l));
         }
     }
     if !r.problems.is_empty() {
         let _ = writeln!(o, "\nProblems:");
         for p in &r.problems {
-            let _ = writeln!(o, "  - {} [{}]", p.detail, p.kind);
+            let _ = writeln!(o, "  - {} [{}]", clean(&p.detail), p.kind);
         }
     }
     let _ = writeln!(

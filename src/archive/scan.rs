@@ -16,9 +16,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::apis::{is_launch, ApiTable};
 use super::blobs::{BlobHash, FileIndex};
-use super::events::{
-    FileHeader, RecordReader, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN,
-};
+use super::events::{FileHeader, RecordReader, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN};
 use super::fixed::{decode, Payload};
 use super::manifest::{self, ManifestState, ProcessState};
 use super::regions;
@@ -96,7 +94,11 @@ impl Tally {
         if hash.is_zero() {
             return;
         }
-        let set = if blob { &mut self.blob_refs } else { &mut self.co_refs };
+        let set = if blob {
+            &mut self.blob_refs
+        } else {
+            &mut self.co_refs
+        };
         if set.len() < MAX_REFS {
             set.insert(hash);
         } else if !set.contains(&hash) {
@@ -253,7 +255,10 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
     let got = read_up_to(&mut file, &mut head);
     let header = match got.map(|n| FileHeader::parse(&head[..n])) {
         Err(e) => {
-            s.problems.push(Problem::new("unreadable", format!("cannot read events.bin: {e}")));
+            s.problems.push(Problem::new(
+                "unreadable",
+                format!("cannot read events.bin: {e}"),
+            ));
             return Ok(s);
         }
         Ok(None) => {
@@ -303,7 +308,10 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
         Err(e) => {
             s.problems.push(Problem::new(
                 "unreadable",
-                format!("read error in events.bin after {} events: {e}", tally.events),
+                format!(
+                    "read error in events.bin after {} events: {e}",
+                    tally.events
+                ),
             ));
             return Ok(s);
         }
@@ -328,7 +336,11 @@ fn read_up_to(file: &mut fs::File, buf: &mut [u8]) -> io::Result<usize> {
 }
 
 fn pid_from_dir(dir: &Path) -> Option<u64> {
-    dir.file_name()?.to_str()?.strip_prefix("pid-")?.parse().ok()
+    dir.file_name()?
+        .to_str()?
+        .strip_prefix("pid-")?
+        .parse()
+        .ok()
 }
 
 fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
@@ -377,7 +389,11 @@ fn fill_from_stream(s: &mut ArchiveSummary, t: &Tally, o: &StreamOutcome) {
     s.records_after_trailer = o.after_trailer;
     s.kernel_launches = t.kernel_launches;
     s.threads = t.threads.len() as u64;
-    s.duration_ns = if t.events > 0 { t.last_ts.saturating_sub(t.first_ts) } else { 0 };
+    s.duration_ns = if t.events > 0 {
+        t.last_ts.saturating_sub(t.first_ts)
+    } else {
+        0
+    };
     s.d2h_checks = t.d2h_checks;
     s.apis = t
         .api_counts
@@ -402,7 +418,11 @@ fn fill_from_stream(s: &mut ArchiveSummary, t: &Tally, o: &StreamOutcome) {
             code_object: k.code_object.nonzero().map(|h| h.to_string()),
         })
         .collect();
-    kernels.sort_by(|a, b| b.launches.cmp(&a.launches).then_with(|| a.name.cmp(&b.name)));
+    kernels.sort_by(|a, b| {
+        b.launches
+            .cmp(&a.launches)
+            .then_with(|| a.name.cmp(&b.name))
+    });
     s.kernels = kernels;
 }
 

@@ -16,7 +16,12 @@ pub const SCHEMA_VERSION: u32 = 1;
 
 /// Problem kinds that make `archive info` exit 1: the stream could not be
 /// decoded at all.
-pub const FATAL_PROBLEMS: [&str; 4] = ["unsupported_version", "bad_magic", "short_file", "unreadable"];
+pub const FATAL_PROBLEMS: [&str; 4] = [
+    "unsupported_version",
+    "bad_magic",
+    "short_file",
+    "unreadable",
+];
 
 /// A health problem: a stable `kind` for programs and a plain sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -151,7 +156,9 @@ impl ArchiveSummary {
     /// The problem that stopped decoding (unsupported version, bad magic,
     /// short or unreadable file), if any: `archive info` exits 1 on it.
     pub fn fatal_problem(&self) -> Option<&Problem> {
-        self.problems.iter().find(|p| FATAL_PROBLEMS.contains(&p.kind.as_str()))
+        self.problems
+            .iter()
+            .find(|p| FATAL_PROBLEMS.contains(&p.kind.as_str()))
     }
 }
 

@@ -143,7 +143,10 @@ pub fn write_root_manifest(root: &Path, processes: &[&ProcessArchive]) -> io::Re
         })
         .collect();
     let m = json!({"version": 1, "capture_mode": "in-tree", "owner_pid": owner, "processes": list});
-    fs::write(root.join("manifest.json"), serde_json::to_string_pretty(&m)? + "\n")
+    fs::write(
+        root.join("manifest.json"),
+        serde_json::to_string_pretty(&m)? + "\n",
+    )
 }
 
 /// Capture-environment metadata (reference §3 schema) for one gfx942

@@ -312,22 +312,44 @@ impl EventsFile {
     }
 
     /// hipMemcpy (80 bytes) with a blob hash (0,0 = none).
-    pub fn memcpy(&mut self, dst: u64, src: u64, size: u64, kind: i32, blob: (u64, u64)) -> &mut Self {
+    pub fn memcpy(
+        &mut self,
+        dst: u64,
+        src: u64,
+        size: u64,
+        kind: i32,
+        blob: (u64, u64),
+    ) -> &mut Self {
         self.fixed(
             api::HIP_MEMCPY,
             80,
-            &[(36, dst), (44, src), (52, size), (60, kind as u32 as u64), (64, blob.0), (72, blob.1)],
+            &[
+                (36, dst),
+                (44, src),
+                (52, size),
+                (60, kind as u32 as u64),
+                (64, blob.0),
+                (72, blob.1),
+            ],
         )
     }
 
     /// hipMemcpyDtoH (76 bytes) with its expected-output blob.
     pub fn memcpy_dtoh(&mut self, dst: u64, src: u64, size: u64, blob: (u64, u64)) -> &mut Self {
-        self.fixed(api::HIP_MEMCPY_DTOH, 76, &[(36, dst), (44, src), (52, size), (60, blob.0), (68, blob.1)])
+        self.fixed(
+            api::HIP_MEMCPY_DTOH,
+            76,
+            &[(36, dst), (44, src), (52, size), (60, blob.0), (68, blob.1)],
+        )
     }
 
     /// hipModuleLoad (72 bytes) with the code-object hash.
     pub fn module_load(&mut self, module: u64, co: (u64, u64)) -> &mut Self {
-        self.fixed(api::HIP_MODULE_LOAD, 72, &[(36, module), (52, co.0), (60, co.1)])
+        self.fixed(
+            api::HIP_MODULE_LOAD,
+            72,
+            &[(36, module), (52, co.0), (60, co.1)],
+        )
     }
 
     /// __hipRegisterFatBinary (64 bytes) under the given id (548 in v7, 546 in v6).
@@ -368,23 +390,36 @@ mod tests {
 
     #[test]
     fn hash_matches_reference_examples() {
-        assert_eq!(hash_name(fnv1a128(b"a")), "af63dc4c8601ec8c61c4bcf88623f95a");
-        assert_eq!(hash_name(fnv1a128(b"hello")), "a430d84680aabd0b779c7cb5ec50a9a9");
-        assert_eq!(hash_name(fnv1a128(&[0u8; 16])), "88201fb960ff64658d44c0053e1a02f3");
-        assert_eq!(hash_name((0xF, 0xF000000000000000)), "000000000000000ff000000000000000");
+        assert_eq!(
+            hash_name(fnv1a128(b"a")),
+            "af63dc4c8601ec8c61c4bcf88623f95a"
+        );
+        assert_eq!(
+            hash_name(fnv1a128(b"hello")),
+            "a430d84680aabd0b779c7cb5ec50a9a9"
+        );
+        assert_eq!(
+            hash_name(fnv1a128(&[0u8; 16])),
+            "88201fb960ff64658d44c0053e1a02f3"
+        );
+        assert_eq!(
+            hash_name((0xF, 0xF000000000000000)),
+            "000000000000000ff000000000000000"
+        );
     }
 
     #[test]
     fn worked_example_is_byte_exact() {
         // Reference §16: the 104-byte minimal v7 file.
         let expected: [u8; 104] = [
-            0x45, 0x48, 0x52, 0x52, 0x07, 0x00, 0x01, 0x00, 0xd7, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x00, 0x00, 0x40, 0x42, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x92, 0x10, 0x00, 0x00, 0x00, 0x00,
-            0x00, 0x00, 0x34, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x00, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00,
-            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
-            0x00, 0x00, 0x00, 0x00, 0x48, 0x45, 0x4f, 0x46,
+            0x45, 0x48, 0x52, 0x52, 0x07, 0x00, 0x01, 0x00, 0xd7, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x40, 0x42, 0x0f, 0x00, 0x00, 0x00, 0x00, 0x00, 0x92, 0x10,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x34, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0xff, 0xff, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x2c, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x48, 0x45, 0x4f, 0x46,
         ];
         let mut f = EventsFile::v7();
         f.clock = 1_000_000;

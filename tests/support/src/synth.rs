@@ -16,12 +16,17 @@ pub const CLEAN_KERNEL: &str = "vector_add";
 
 fn code_object_bytes(kernel: &str) -> Vec<u8> {
     let mut b = b"\x7fELF".to_vec();
-    b.extend(format!(" synthetic code object holding {kernel} (hrr example; not a loadable ELF)").as_bytes());
+    b.extend(
+        format!(" synthetic code object holding {kernel} (hrr example; not a loadable ELF)")
+            .as_bytes(),
+    );
     b
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
-    (0..len).map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed)).collect()
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
 }
 
 /// The crashed process of the example root (pid 4243): module load, malloc,
@@ -65,7 +70,11 @@ pub fn clean_process() -> ProcessArchive {
     let (a, b) = (0x7f10_0000_0000, 0x7f10_0010_0000);
     let mut launch = Launch::new(CLEAN_KERNEL, [4096, 1, 1], [256, 1, 1]);
     launch.code_object = co;
-    launch.args = vec![Arg::Pointer(a), Arg::Pointer(b), Arg::Value(1024u32.to_le_bytes().to_vec())];
+    launch.args = vec![
+        Arg::Pointer(a),
+        Arg::Pointer(b),
+        Arg::Value(1024u32.to_le_bytes().to_vec()),
+    ];
     p.events
         .module_load(0x5a5a_0000_2000, co)
         .malloc(a, 4096)
@@ -122,8 +131,12 @@ const KERNELS: usize = 48;
 /// trailer. Streams to disk; memory stays small.
 pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
     let mut p = ProcessArchive::new(pid, EventsFile::v7());
-    let pool: Vec<(u64, u64)> = (0..BLOB_POOL).map(|i| p.add_blob(&pattern(1024, i as u8))).collect();
-    let cos: Vec<(u64, u64)> = (0..4).map(|i| p.add_code_object(&code_object_bytes(&format!("bench module {i}")))).collect();
+    let pool: Vec<(u64, u64)> = (0..BLOB_POOL)
+        .map(|i| p.add_blob(&pattern(1024, i as u8)))
+        .collect();
+    let cos: Vec<(u64, u64)> = (0..4)
+        .map(|i| p.add_code_object(&code_object_bytes(&format!("bench module {i}"))))
+        .collect();
     let names: Vec<String> = (0..KERNELS)
         .map(|i| format!("hrr_bench_kernel_{i:02}_{}", "x".repeat(20 + (i * 7) % 60)))
         .collect();
@@ -141,7 +154,12 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
         rng ^= rng << 17;
         rng
     };
-    let mut stats = BigStats { events: 0, launches: 0, d2h_checks: 0, bytes: 0 };
+    let mut stats = BigStats {
+        events: 0,
+        launches: 0,
+        d2h_checks: 0,
+        bytes: 0,
+    };
     let mut written: u64 = 0;
     for (i, co) in cos.iter().enumerate() {
         ev.module_load(0x5a5a_0000_0000 + i as u64 * 0x1000, *co);
@@ -153,7 +171,11 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
         match r % 100 {
             0..=59 => {
                 let k = (r >> 20) as usize % KERNELS;
-                let mut l = Launch::new(&names[k], [((r >> 32) % 8192) as u32 + 1, 1, 1], [256, 1, 1]);
+                let mut l = Launch::new(
+                    &names[k],
+                    [((r >> 32) % 8192) as u32 + 1, 1, 1],
+                    [256, 1, 1],
+                );
                 l.code_object = cos[k % cos.len()];
                 l.stream = 0x5000 + (r >> 40) % 4;
                 let nargs = 3 + (r >> 44) % 8;
@@ -172,7 +194,15 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 ev.fixed(
                     api::HIP_MEMCPY_ASYNC,
                     88,
-                    &[(36, ptr), (44, 0x55d0_0000_0000), (52, 1024), (60, 1), (64, 0x5000), (72, blob.0), (80, blob.1)],
+                    &[
+                        (36, ptr),
+                        (44, 0x55d0_0000_0000),
+                        (52, 1024),
+                        (60, 1),
+                        (64, 0x5000),
+                        (72, blob.0),
+                        (80, blob.1),
+                    ],
                 );
             }
             75..=84 => {
