@@ -263,11 +263,15 @@ impl EventsFile {
     }
 
     /// Appends a fixed-layout event of `total` bytes with `ret` 0 and the
-    /// given (offset, u64) fields (offsets from the record start).
+    /// given (offset, value) fields (offsets from the record start), applied
+    /// in order as little-endian u64s; a field at the end of the struct keeps
+    /// only the bytes that fit (so a trailing i32 `kind` can be written).
     pub fn fixed(&mut self, event_type: u16, total: usize, fields: &[(usize, u64)]) -> &mut Self {
         let mut body = vec![0u8; total - 32];
         for &(at, v) in fields {
-            body[at - 32..at - 32 + 8].copy_from_slice(&v.to_le_bytes());
+            let end = (at - 32 + 8).min(body.len());
+            let n = end - (at - 32);
+            body[at - 32..end].copy_from_slice(&v.to_le_bytes()[..n]);
         }
         self.record(event_type, &body)
     }
