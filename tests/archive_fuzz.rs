@@ -40,9 +40,19 @@ const CAP: usize = (64 << 20) + 32;
 fn valid_archive() -> Vec<u8> {
     let mut f = EventsFile::v7();
     let mut l = Launch::new("probe_kernel", [4, 1, 1], [64, 1, 1]);
-    l.args = vec![Arg::Pointer(0x7f00), Arg::Embedded(vec![0; 16], vec![8]), Arg::Value(vec![1; 4])];
+    l.args = vec![
+        Arg::Pointer(0x7f00),
+        Arg::Embedded(vec![0; 16], vec![8]),
+        Arg::Value(vec![1; 4]),
+    ];
     l.attributes = Some((1, 8, vec![0; 8]));
-    l.snapshots = vec![Snapshot { ptr: 1, offset: 0, length: 4, hash: (5, 6), direction: 1 }];
+    l.snapshots = vec![Snapshot {
+        ptr: 1,
+        offset: 0,
+        length: 4,
+        hash: (5, 6),
+        direction: 1,
+    }];
     f.malloc(0x7f00, 64)
         .memcpy(0x7f00, 0x5500, 64, 1, (1, 2))
         .launch(api::HIP_MODULE_LAUNCH_KERNEL, &l)
@@ -63,7 +73,10 @@ fn decode_everything(dir: &Path) {
             let _ = e.text_line();
         }
     }
-    assert!(LARGEST.load(Ordering::Relaxed) <= CAP, "an allocation exceeded the record cap");
+    assert!(
+        LARGEST.load(Ordering::Relaxed) <= CAP,
+        "an allocation exceeded the record cap"
+    );
 }
 
 fn with_events(bytes: &[u8]) {
@@ -116,16 +129,28 @@ proptest! {
 fn hostile_payload_lengths_do_not_allocate_their_claim() {
     for claim in [64u32 << 20, (64 << 20) + 1, 0xFFFF_FFF0, 60 << 20] {
         let mut f = EventsFile::v7();
-        f.malloc(0x1000, 8).bare_header(api::HIP_MODULE_LAUNCH_KERNEL, claim);
+        f.malloc(0x1000, 8)
+            .bare_header(api::HIP_MODULE_LAUNCH_KERNEL, claim);
         f.raw(&[0u8; 4096]);
         with_events(f.bytes());
     }
-    assert!(LARGEST.load(Ordering::Relaxed) < 16 << 20, "a short file must not grow the buffer to the claim");
+    assert!(
+        LARGEST.load(Ordering::Relaxed) < 16 << 20,
+        "a short file must not grow the buffer to the claim"
+    );
 }
 
 #[test]
 fn malformed_manifests_are_problems_not_panics() {
-    for text in ["", "{", "null", "[]", "{\"complete\": \"yes\"}", "\u{0}\u{1}", "{\"pid\": -1, \"complete\": true}"] {
+    for text in [
+        "",
+        "{",
+        "null",
+        "[]",
+        "{\"complete\": \"yes\"}",
+        "\u{0}\u{1}",
+        "{\"pid\": -1, \"complete\": true}",
+    ] {
         let tmp = tempfile::tempdir().unwrap();
         let mut p = ProcessArchive::new(1, {
             let mut f = EventsFile::v7();

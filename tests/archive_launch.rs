@@ -33,7 +33,10 @@ fn all_events(dir: &Path) -> Vec<serde_json::Value> {
 fn every_launch_id_counts_as_a_launch() {
     let mut f = EventsFile::v7();
     for (i, id) in api::LAUNCH_IDS.iter().enumerate() {
-        f.launch(*id, &Launch::new(&format!("probe_kernel_{i}"), [1, 1, 1], [64, 1, 1]));
+        f.launch(
+            *id,
+            &Launch::new(&format!("probe_kernel_{i}"), [1, 1, 1], [64, 1, 1]),
+        );
     }
     f.trailer();
     let s = summary(&ProcessArchive::new(1, f));
@@ -49,7 +52,10 @@ fn kind3_args_and_attribute_tail_are_decoded() {
     let mut l = Launch::new("probe_kernel", [4, 1, 1], [64, 1, 1]);
     l.stream = 0x5000;
     l.code_object = (0x1111, 0x2222);
-    l.args = vec![Arg::Pointer(0x7f00_0000_1000), Arg::Embedded(vec![0xEE; 16], vec![8])];
+    l.args = vec![
+        Arg::Pointer(0x7f00_0000_1000),
+        Arg::Embedded(vec![0xEE; 16], vec![8]),
+    ];
     l.attributes = Some((2, 24, vec![0xCC; 48]));
     f.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l).trailer();
     let p = ProcessArchive::new(1, f);
@@ -64,7 +70,10 @@ fn kind3_args_and_attribute_tail_are_decoded() {
     assert_eq!(e["args"][1]["kind"], "embedded_pointers");
     assert_eq!(e["args"][1]["size"], 16);
     assert_eq!(e["args"][1]["pointer_offsets"], serde_json::json!([8]));
-    assert_eq!(e["attributes"], serde_json::json!({"count": 2, "stride": 24}));
+    assert_eq!(
+        e["attributes"],
+        serde_json::json!({"count": 2, "stride": 24})
+    );
 }
 
 #[test]
@@ -91,16 +100,29 @@ fn launch_running_past_its_record_is_a_problem_not_a_panic() {
     let s = summary(&ProcessArchive::new(1, f));
     assert_eq!((s.events, s.kernel_launches, s.complete), (2, 2, true));
     assert!(s.kernels.is_empty(), "undecodable launches name no kernel");
-    let malformed: Vec<_> = s.problems.iter().filter(|p| p.kind == "malformed_event").collect();
+    let malformed: Vec<_> = s
+        .problems
+        .iter()
+        .filter(|p| p.kind == "malformed_event")
+        .collect();
     assert_eq!(malformed.len(), 2);
-    assert!(malformed[0].detail.contains("launch attributes"), "{}", malformed[0].detail);
-    assert!(malformed[1].detail.contains("snapshot records"), "{}", malformed[1].detail);
+    assert!(
+        malformed[0].detail.contains("launch attributes"),
+        "{}",
+        malformed[0].detail
+    );
+    assert!(
+        malformed[1].detail.contains("snapshot records"),
+        "{}",
+        malformed[1].detail
+    );
 }
 
 #[test]
 fn graph_kernel_node_tail_references_its_code_object() {
     let mut f = EventsFile::v7();
-    f.graph_kernel_node("probe_kernel", (0xAB, 0xCD), &[Arg::Pointer(0x7f00)]).trailer();
+    f.graph_kernel_node("probe_kernel", (0xAB, 0xCD), &[Arg::Pointer(0x7f00)])
+        .trailer();
     let p = ProcessArchive::new(1, f);
     let (_tmp, dir) = write(&p);
     let s = summarize(&dir).unwrap();
@@ -145,7 +167,11 @@ fn d2h_checks_count_only_verifiable_copies() {
         .memcpy(0x55, 0x7f, 64, kind::DEVICE_TO_HOST, (0, 0)) // no expected blob
         .memcpy_dtoh(0x55, 0x7f, 64, (3, 3)) // counted
         .memcpy_dtoh(0x55, 0x7f, 64, (0, 0))
-        .fixed(api::HIP_MEMCPY_SPT, 64, &[(36, 0x55), (44, 0x7f), (52, 64), (60, 2)]) // no blob fields
+        .fixed(
+            api::HIP_MEMCPY_SPT,
+            64,
+            &[(36, 0x55), (44, 0x7f), (52, 64), (60, 2)],
+        ) // no blob fields
         .fixed(api::HIP_MEMCPY_2D, 120, &[(104, 4), (112, 4)]) // d2h hash set: counted
         .fixed(api::HIP_MEMCPY_2D, 120, &[(88, 5), (96, 5)]) // H2D blob only
         .trailer();
@@ -182,7 +208,10 @@ fn region_sidecars_are_counted() {
     std::fs::write(dir.join("regions/zz.hrrr"), &b).unwrap();
     let s = summarize(&dir).unwrap();
     assert_eq!((s.regions.streams, s.regions.records), (2, 6));
-    assert!(s.problems.iter().any(|p| p.kind == "damaged_region_stream" && p.detail.contains("zz.hrrr")));
+    assert!(s
+        .problems
+        .iter()
+        .any(|p| p.kind == "damaged_region_stream" && p.detail.contains("zz.hrrr")));
 }
 
 #[test]
@@ -193,7 +222,10 @@ fn three_hundred_kernels_keep_every_full_name() {
         .collect();
     for (i, n) in names.iter().enumerate() {
         for _ in 0..(1 + i % 3) {
-            f.launch(api::HIP_MODULE_LAUNCH_KERNEL, &Launch::new(n, [1, 1, 1], [64, 1, 1]));
+            f.launch(
+                api::HIP_MODULE_LAUNCH_KERNEL,
+                &Launch::new(n, [1, 1, 1], [64, 1, 1]),
+            );
         }
     }
     f.trailer();
@@ -210,5 +242,8 @@ fn three_hundred_kernels_keep_every_full_name() {
     assert!(s.kernels.windows(2).all(|w| w[0].launches > w[1].launches
         || (w[0].launches == w[1].launches && w[0].name < w[1].name)));
     let json = serde_json::to_string(&s).unwrap();
-    assert!(!json.contains("..."), "no elided names anywhere in the JSON");
+    assert!(
+        !json.contains("..."),
+        "no elided names anywhere in the JSON"
+    );
 }

@@ -34,7 +34,12 @@ fn root_with(processes: &[ProcessArchive]) -> tempfile::TempDir {
 }
 
 fn state_of(r: &hrr::archive::ArchiveRef, pid: u64) -> &'static str {
-    r.processes.iter().find(|p| p.pid == pid).unwrap().state.as_str()
+    r.processes
+        .iter()
+        .find(|p| p.pid == pid)
+        .unwrap()
+        .state
+        .as_str()
 }
 
 #[test]
@@ -56,7 +61,15 @@ fn complete_incomplete_and_killed_two_dead_pick_most_events() {
     assert_eq!(r.chosen, 300, "{}", r.reason);
     assert!(r.reason.contains("2 processes died"), "{}", r.reason);
     assert!(r.path.ends_with("pid-300"));
-    assert_eq!(r.root.as_deref(), Some(std::fs::canonicalize(root.path()).unwrap().to_str().unwrap()));
+    assert_eq!(
+        r.root.as_deref(),
+        Some(
+            std::fs::canonicalize(root.path())
+                .unwrap()
+                .to_str()
+                .unwrap()
+        )
+    );
 }
 
 #[test]
@@ -117,22 +130,35 @@ fn an_empty_pid_dir_alone_is_an_error_saying_nothing_was_recorded() {
     let e = resolve(root.path()).unwrap_err();
     assert!(format!("{e:#}").contains("no process archive"), "{e:#}");
     let sb = common::Sandbox::new();
-    let out = sb.hrr().args(["archive", "info"]).arg(&pid).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["archive", "info"])
+        .arg(&pid)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = common::stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: ") && err.contains("no events.bin"), "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("no events.bin"),
+        "{err}"
+    );
 }
 
 #[cfg(unix)]
 #[test]
 fn symlinked_pid_dirs_are_refused_not_followed() {
     let elsewhere = tempfile::tempdir().unwrap();
-    let outside = process(777, 100, Manifest::Incomplete, false).write(elsewhere.path()).unwrap();
+    let outside = process(777, 100, Manifest::Incomplete, false)
+        .write(elsewhere.path())
+        .unwrap();
     let root = root_with(&[process(100, 5, Manifest::Complete, true)]);
     std::os::unix::fs::symlink(&outside, root.path().join("pid-777")).unwrap();
     let r = resolve(root.path()).unwrap();
-    assert_eq!(r.chosen, 100, "the symlinked dead process must not be chosen");
+    assert_eq!(
+        r.chosen, 100,
+        "the symlinked dead process must not be chosen"
+    );
     assert_eq!(r.processes.len(), 1);
     assert_eq!(r.problems.len(), 1);
     assert_eq!(r.problems[0].kind, "symlinked_process");
@@ -145,7 +171,12 @@ fn root_table_in_text_and_json() {
         process(200, 3, Manifest::Incomplete, false),
     ]);
     let sb = common::Sandbox::new();
-    let out = sb.hrr().args(["archive", "info", "--json"]).arg(root.path()).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["archive", "info", "--json"])
+        .arg(root.path())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kind"], "root");
@@ -154,7 +185,12 @@ fn root_table_in_text_and_json() {
     assert_eq!(v["processes"][0]["pid"], 100);
     assert_eq!(v["processes"][1]["state"], "incomplete");
     assert_eq!(v["processes"][1]["parent_pid"], 0);
-    let out = sb.hrr().args(["archive", "info"]).arg(root.path()).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["archive", "info"])
+        .arg(root.path())
+        .output()
+        .unwrap();
     let text = common::stdout(&out);
     assert!(text.contains("Processes: 2"), "{text}");
     assert!(text.contains("Triage would pick pid 200"), "{text}");
@@ -189,5 +225,8 @@ fn lua_resolve_and_info_return_the_json_tables() {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("root 200 incomplete 3 2 false"));
     let err = lines.next().unwrap();
-    assert!(err.starts_with("false hrr.archive.info: cannot open archive"), "{err}");
+    assert!(
+        err.starts_with("false hrr.archive.info: cannot open archive"),
+        "{err}"
+    );
 }

@@ -43,7 +43,10 @@ fn half_a_header_is_a_torn_tail() {
     let mut f = three_mallocs();
     f.raw(&[0xd7, 0, 9, 9, 9, 9, 9, 9, 9, 9, 1, 2, 3, 4, 5, 6]);
     let s = summary_of(f, Manifest::Incomplete);
-    assert_eq!((s.events, s.complete, s.truncated, s.torn_bytes), (3, false, true, 16));
+    assert_eq!(
+        (s.events, s.complete, s.truncated, s.torn_bytes),
+        (3, false, true, 16)
+    );
     assert!(kinds(&s).contains(&"torn_tail"));
 }
 
@@ -52,7 +55,10 @@ fn header_claiming_an_absent_payload_is_torn() {
     let mut f = three_mallocs();
     f.bare_header(api::HIP_MALLOC, 52);
     let s = summary_of(f, Manifest::Incomplete);
-    assert_eq!((s.events, s.complete, s.truncated, s.torn_bytes), (3, false, true, 32));
+    assert_eq!(
+        (s.events, s.complete, s.truncated, s.torn_bytes),
+        (3, false, true, 32)
+    );
 }
 
 #[test]
@@ -61,7 +67,11 @@ fn huge_payload_length_is_torn_not_allocated() {
     f.bare_header(api::HIP_MODULE_LAUNCH_KERNEL, 0xFFFF_FFF0);
     let s = summary_of(f, Manifest::Incomplete);
     assert_eq!((s.events, s.complete, s.truncated), (3, false, true));
-    assert!(s.problems[0].detail.contains("64 MiB"), "{}", s.problems[0].detail);
+    assert!(
+        s.problems[0].detail.contains("64 MiB"),
+        "{}",
+        s.problems[0].detail
+    );
 }
 
 #[test]
@@ -86,7 +96,10 @@ fn one_record_and_ten_stray_bytes() {
     let mut f = EventsFile::v7();
     f.malloc(0x1000, 8).raw(&[0xAB; 10]);
     let s = summary_of(f, Manifest::Incomplete);
-    assert_eq!((s.events, s.complete, s.truncated, s.torn_bytes), (1, false, true, 10));
+    assert_eq!(
+        (s.events, s.complete, s.truncated, s.torn_bytes),
+        (1, false, true, 10)
+    );
 }
 
 #[test]
@@ -108,11 +121,21 @@ fn records_after_the_trailer_are_counted_not_decoded() {
     f.malloc(0x1000, 8).malloc(0x2000, 8).trailer();
     f.free(0x1000).free(0x2000);
     let mut p = ProcessArchive::new(7, f);
-    p.manifest = Manifest::Raw(r#"{"pid":7,"parent_pid":0,"complete":true,"event_count":2,"blob_count":0}"#.into());
+    p.manifest = Manifest::Raw(
+        r#"{"pid":7,"parent_pid":0,"complete":true,"event_count":2,"blob_count":0}"#.into(),
+    );
     let tmp = tempfile::tempdir().unwrap();
     let s = summarize(&p.write(tmp.path()).unwrap()).unwrap();
-    assert_eq!((s.events, s.records_after_trailer, s.complete), (2, 2, true));
-    assert_eq!(s.apis.len(), 1, "hipFree after the trailer must not be counted: {:?}", s.apis);
+    assert_eq!(
+        (s.events, s.records_after_trailer, s.complete),
+        (2, 2, true)
+    );
+    assert_eq!(
+        s.apis.len(),
+        1,
+        "hipFree after the trailer must not be counted: {:?}",
+        s.apis
+    );
     assert_eq!(s.apis[0].name, "hipMalloc");
     assert!(kinds(&s).contains(&"records_after_trailer"));
 }
@@ -128,7 +151,10 @@ fn ffff_records_that_are_not_trailers_are_events() {
     let s = summary_of(f, Manifest::Complete);
     assert_eq!((s.events, s.complete), (2, true));
     assert_eq!(s.apis.len(), 1);
-    assert_eq!((s.apis[0].id, s.apis[0].name.as_str(), s.apis[0].count), (0xFFFF, "unknown(65535)", 2));
+    assert_eq!(
+        (s.apis[0].id, s.apis[0].name.as_str(), s.apis[0].count),
+        (0xFFFF, "unknown(65535)", 2)
+    );
 }
 
 #[test]
@@ -159,22 +185,32 @@ fn worked_example_of_104_bytes_decodes() {
     assert_eq!(f.bytes().len(), 104);
     let s = summary_of(f, Manifest::Complete);
     assert_eq!((s.format_version, s.flags), (Some(7), Some(1)));
-    assert_eq!((s.events, s.complete, s.threads, s.duration_ns), (1, true, 1, 0));
+    assert_eq!(
+        (s.events, s.complete, s.threads, s.duration_ns),
+        (1, true, 1, 0)
+    );
     assert_eq!((s.apis[0].id, s.apis[0].name.as_str()), (215, "hipMalloc"));
 }
 
 #[test]
 fn format_6_uses_its_own_compiler_ids() {
     let mut f = EventsFile::new(6, 0);
-    f.malloc(0x1000, 8).fat_binary(api::HIP_REGISTER_FAT_BINARY_V6, (0x11, 0x22), 4096);
+    f.malloc(0x1000, 8)
+        .fat_binary(api::HIP_REGISTER_FAT_BINARY_V6, (0x11, 0x22), 4096);
     f.trailer();
     let s = summary_of(f, Manifest::Complete);
     assert_eq!(s.api_table.as_deref(), Some("v6"));
     let names: Vec<(u16, &str)> = s.apis.iter().map(|a| (a.id, a.name.as_str())).collect();
-    assert_eq!(names, vec![(215, "hipMalloc"), (546, "__hipRegisterFatBinary")]);
+    assert_eq!(
+        names,
+        vec![(215, "hipMalloc"), (546, "__hipRegisterFatBinary")]
+    );
     // The fat binary is decoded as a blob reference (no file on disk).
     assert_eq!(s.blobs.referenced, 1);
-    assert_eq!(s.blobs.missing, vec!["00000000000000110000000000000022".to_string()]);
+    assert_eq!(
+        s.blobs.missing,
+        vec!["00000000000000110000000000000022".to_string()]
+    );
 }
 
 #[test]
@@ -182,15 +218,28 @@ fn format_8_decodes_snapshots_with_the_v7_table_and_says_so() {
     let mut f = EventsFile::new(8, 1);
     let mut l = Launch::new("probe_kernel", [4, 1, 1], [64, 1, 1]);
     l.stream = 0x5000;
-    l.snapshots = vec![Snapshot { ptr: 0x7000, offset: 0, length: 262_144, hash: (0x33, 0x44), direction: 0 }];
-    f.launch(api::HIP_LAUNCH_KERNEL, &l).fat_binary(api::HIP_REGISTER_FAT_BINARY_V7, (0, 0), 0);
+    l.snapshots = vec![Snapshot {
+        ptr: 0x7000,
+        offset: 0,
+        length: 262_144,
+        hash: (0x33, 0x44),
+        direction: 0,
+    }];
+    f.launch(api::HIP_LAUNCH_KERNEL, &l)
+        .fat_binary(api::HIP_REGISTER_FAT_BINARY_V7, (0, 0), 0);
     f.trailer();
     let s = summary_of(f, Manifest::Complete);
     assert!(s.api_table.as_deref().unwrap().contains("assumed"));
     assert!(!s.notes.is_empty());
     assert_eq!(s.apis[1].name, "__hipRegisterFatBinary");
-    assert_eq!((s.kernel_launches, s.kernels[0].name.as_str()), (1, "probe_kernel"));
-    assert_eq!(s.blobs.missing, vec!["00000000000000330000000000000044".to_string()]);
+    assert_eq!(
+        (s.kernel_launches, s.kernels[0].name.as_str()),
+        (1, "probe_kernel")
+    );
+    assert_eq!(
+        s.blobs.missing,
+        vec!["00000000000000330000000000000044".to_string()]
+    );
     assert!(!kinds(&s).contains(&"malformed_event"));
 }
 
@@ -201,9 +250,15 @@ fn versions_5_and_9_are_refused_not_guessed() {
         f.malloc(0x1000, 8);
         let s = summary_of(f, Manifest::Complete);
         assert_eq!(s.format_version, Some(v));
-        assert_eq!(s.fatal_problem().map(|p| p.kind.as_str()), Some("unsupported_version"));
+        assert_eq!(
+            s.fatal_problem().map(|p| p.kind.as_str()),
+            Some("unsupported_version")
+        );
         assert_eq!(s.events, 0);
-        assert!(s.fatal_problem().unwrap().detail.contains("re-capture") || s.fatal_problem().unwrap().detail.contains("Re-capture"));
+        assert!(
+            s.fatal_problem().unwrap().detail.contains("re-capture")
+                || s.fatal_problem().unwrap().detail.contains("Re-capture")
+        );
     }
 }
 
@@ -226,7 +281,10 @@ fn killed_process_without_manifest_is_not_finalized() {
     assert_eq!(s.state.as_str(), "not_finalized");
     assert!(s.manifest.is_none());
     assert!(kinds(&s).contains(&"no_manifest"));
-    let s = summary_of(three_mallocs(), Manifest::Raw("{\"pid\": 1, \"compl".into()));
+    let s = summary_of(
+        three_mallocs(),
+        Manifest::Raw("{\"pid\": 1, \"compl".into()),
+    );
     assert_eq!(s.state.as_str(), "unknown");
     assert!(kinds(&s).contains(&"manifest_unreadable"));
 }
