@@ -30,16 +30,19 @@ pub const TRAILER_MAGIC: [u8; 4] = *b"HEOF";
 pub const DEFAULT_CHUNK: usize = 1 << 20;
 
 /// Little-endian field readers over a byte slice; callers bounds-check first.
+#[inline]
 pub(crate) fn le_u16(b: &[u8], at: usize) -> u16 {
     u16::from_le_bytes([b[at], b[at + 1]])
 }
 
 /// Reads a little-endian u32 at `at` (caller guarantees 4 bytes).
+#[inline]
 pub(crate) fn le_u32(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
 
 /// Reads a little-endian u64 at `at` (caller guarantees 8 bytes).
+#[inline]
 pub(crate) fn le_u64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }

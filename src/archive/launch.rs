@@ -48,10 +48,12 @@ impl<'a> Cursor<'a> {
         Cursor { b, pos }
     }
 
+    #[inline]
     pub(crate) fn remaining(&self) -> usize {
         self.b.len().saturating_sub(self.pos)
     }
 
+    #[inline]
     pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], PayloadError> {
         if self.remaining() < n {
             return Err(PayloadError {
@@ -66,23 +68,28 @@ impl<'a> Cursor<'a> {
         Ok(s)
     }
 
+    #[inline]
     pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, PayloadError> {
         Ok(le_u16(self.take(2, field)?, 0))
     }
 
+    #[inline]
     pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, PayloadError> {
         Ok(le_u32(self.take(4, field)?, 0))
     }
 
+    #[inline]
     pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, PayloadError> {
         Ok(le_u64(self.take(8, field)?, 0))
     }
 
+    #[inline]
     fn dim3(&mut self, field: &'static str) -> Result<[u32; 3], PayloadError> {
         let b = self.take(12, field)?;
         Ok([le_u32(b, 0), le_u32(b, 4), le_u32(b, 8)])
     }
 
+    #[inline]
     fn hash(&mut self, field: &'static str) -> Result<BlobHash, PayloadError> {
         let b = self.take(16, field)?;
         Ok(BlobHash::new(le_u64(b, 0), le_u64(b, 8)))
@@ -147,19 +154,48 @@ impl Arg<'_> {
     }
 }
 
-/// Walks `count` argument entries; returns the bytes they span.
+/// Walks `count` argument entries; returns the bytes they span. This is the
+/// hot loop of a launch-heavy archive: one bounds check per field, and the
+/// error is built only on failure.
 fn skip_args<'a>(c: &mut Cursor<'a>, count: u16) -> Result<&'a [u8], PayloadError> {
+    let b = c.b;
     let start = c.pos;
+    let mut pos = start;
     for _ in 0..count {
-        let kind = c.take(1, "argument value_kind")?[0];
-        let size = c.u16("argument size")?;
-        c.take(usize::from(size), "argument bytes")?;
+        if b.len() < pos + 3 {
+            return Err(arg_error(b, pos, 3, "argument value_kind and size"));
+        }
+        let kind = b[pos];
+        let size = usize::from(le_u16(b, pos + 1));
+        pos += 3;
+        if b.len() - pos < size {
+            return Err(arg_error(b, pos, size, "argument bytes"));
+        }
+        pos += size;
         if kind == 3 {
-            let n = c.u16("argument n_ptrs")?;
-            c.take(usize::from(n) * 2, "argument pointer offsets")?;
+            if b.len() - pos < 2 {
+                return Err(arg_error(b, pos, 2, "argument n_ptrs"));
+            }
+            let n = usize::from(le_u16(b, pos)) * 2;
+            pos += 2;
+            if b.len() - pos < n {
+                return Err(arg_error(b, pos, n, "argument pointer offsets"));
+            }
+            pos += n;
         }
     }
-    Ok(&c.b[start..c.pos])
+    c.pos = pos;
+    Ok(&b[start..pos])
+}
+
+#[cold]
+fn arg_error(b: &[u8], at: usize, need: usize, field: &'static str) -> PayloadError {
+    PayloadError {
+        field,
+        at,
+        need,
+        record_len: b.len(),
+    }
 }
 
 /// Iterates argument entries already validated by [`skip_args`].

@@ -9,6 +9,7 @@
 
 pub mod apis;
 pub mod blobs;
+mod chunks;
 pub mod decode;
 pub mod events;
 pub mod fixed;

@@ -10,13 +10,16 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
+use std::sync::{mpsc, Mutex};
+use std::thread;
 
 use anyhow::{bail, Context as _};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::apis::{is_launch, ApiTable};
 use super::blobs::{BlobHash, FileIndex};
-use super::events::{FileHeader, RecordReader, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN};
+use super::chunks::{Chunk, EventChunks};
+use super::events::{EventHeader, FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN};
 use super::fixed::{decode, Payload};
 use super::manifest::{self, ManifestState, ProcessState};
 use super::regions;
@@ -33,13 +36,41 @@ const MAX_KERNELS: usize = 1 << 17;
 const MAX_KERNEL_NAME_BYTES: usize = 16 << 20;
 /// Distinct referenced hashes tracked per kind (blobs, code objects).
 const MAX_REFS: usize = 1 << 19;
+/// Bytes per chunk handed to a decoder thread.
+const CHUNK_BYTES: usize = 256 << 10;
+/// Decoder threads at most (reading is one more thread).
+const MAX_WORKERS: usize = 4;
 /// Malformed events described one by one; the rest are counted.
 const MAX_DETAILED_MALFORMED: usize = 10;
+
+/// A tiny most-recently-admitted cache in front of a hash set: values that
+/// repeat within the last few events skip hashing entirely.
+#[derive(Default)]
+struct Recent<T> {
+    slots: [T; 8],
+    next: usize,
+}
+
+impl<T: Copy + PartialEq> Recent<T> {
+    /// True when `v` was not among the recent values (and records it).
+    #[inline]
+    fn admit(&mut self, v: T) -> bool {
+        if self.slots.contains(&v) {
+            return false;
+        }
+        self.slots[self.next] = v;
+        self.next = (self.next + 1) % self.slots.len();
+        true
+    }
+}
 
 /// Launch counts of one kernel.
 struct KernelTally {
     launches: u64,
     code_object: BlobHash,
+    /// File offset of the launch that gave `code_object` (u64::MAX: none),
+    /// so merging workers keeps the first launch's code object.
+    co_offset: u64,
 }
 
 /// Running totals of one pass.
@@ -49,6 +80,9 @@ struct Tally {
     api_counts: Vec<u64>,
     kernel_launches: u64,
     threads: FxHashSet<u64>,
+    /// Recently seen thread ids: most events come from a few threads, so
+    /// the set is consulted only for a thread not seen lately.
+    recent_threads: Recent<u64>,
     threads_capped: bool,
     first_ts: u64,
     last_ts: u64,
@@ -57,11 +91,13 @@ struct Tally {
     kernel_launches_untracked: u64,
     blob_refs: FxHashSet<BlobHash>,
     co_refs: FxHashSet<BlobHash>,
+    /// Recently referenced code objects (launches reuse a handful).
+    recent_cos: Recent<BlobHash>,
     refs_capped: bool,
     d2h_checks: u64,
     undersized: u64,
     unknown_ids: u64,
-    malformed: Vec<Problem>,
+    malformed: Vec<(u64, Problem)>,
     malformed_more: u64,
 }
 
@@ -73,6 +109,7 @@ impl Tally {
             api_counts: vec![0; 1 << 16],
             kernel_launches: 0,
             threads: FxHashSet::default(),
+            recent_threads: Recent::default(),
             threads_capped: false,
             first_ts: u64::MAX,
             last_ts: 0,
@@ -81,6 +118,7 @@ impl Tally {
             kernel_launches_untracked: 0,
             blob_refs: FxHashSet::default(),
             co_refs: FxHashSet::default(),
+            recent_cos: Recent::default(),
             refs_capped: false,
             d2h_checks: 0,
             undersized: 0,
@@ -91,7 +129,7 @@ impl Tally {
     }
 
     fn reference(&mut self, blob: bool, hash: BlobHash) {
-        if hash.is_zero() {
+        if hash.is_zero() || (!blob && !self.recent_cos.admit(hash)) {
             return;
         }
         let set = if blob {
@@ -106,38 +144,101 @@ impl Tally {
         }
     }
 
-    fn kernel(&mut self, name: &[u8], code_object: BlobHash) {
+    fn kernel(&mut self, name: &[u8], code_object: BlobHash, offset: u64) {
+        let co_offset = if code_object.is_zero() {
+            u64::MAX
+        } else {
+            offset
+        };
+        self.add_kernel(name, 1, code_object, co_offset);
+    }
+
+    fn add_kernel(&mut self, name: &[u8], launches: u64, code_object: BlobHash, co_offset: u64) {
         if let Some(k) = self.kernels.get_mut(name) {
-            k.launches += 1;
-            if k.code_object.is_zero() {
+            k.launches += launches;
+            if co_offset < k.co_offset {
                 k.code_object = code_object;
+                k.co_offset = co_offset;
             }
             return;
         }
         if self.kernels.len() >= MAX_KERNELS
             || self.kernel_name_bytes + name.len() > MAX_KERNEL_NAME_BYTES
         {
-            self.kernel_launches_untracked += 1;
+            self.kernel_launches_untracked += launches;
             return;
         }
         self.kernel_name_bytes += name.len();
         self.kernels.insert(
             name.into(),
             KernelTally {
-                launches: 1,
+                launches,
                 code_object,
+                co_offset,
             },
         );
     }
 
+    /// Accounts every event record of a chunk cut by [`EventChunks`].
+    fn chunk(&mut self, c: &Chunk) {
+        let records = &c.buf[..c.events_end];
+        let mut pos = 0;
+        while pos < records.len() {
+            let header = EventHeader::parse(&records[pos..]);
+            let end = pos + header.payload_length as usize;
+            self.event(&header, &records[pos..end], c.offset + pos as u64);
+            pos = end;
+        }
+    }
+
+    /// Folds another worker's totals into these.
+    fn merge(&mut self, o: Tally) {
+        self.events += o.events;
+        for (a, b) in self.api_counts.iter_mut().zip(&o.api_counts) {
+            *a += b;
+        }
+        self.kernel_launches += o.kernel_launches;
+        self.threads_capped |= o.threads_capped;
+        for t in o.threads {
+            if self.threads.len() < MAX_THREADS {
+                self.threads.insert(t);
+            } else if !self.threads.contains(&t) {
+                self.threads_capped = true;
+            }
+        }
+        self.first_ts = self.first_ts.min(o.first_ts);
+        self.last_ts = self.last_ts.max(o.last_ts);
+        self.kernel_launches_untracked += o.kernel_launches_untracked;
+        for (name, k) in o.kernels {
+            self.add_kernel(&name, k.launches, k.code_object, k.co_offset);
+        }
+        self.refs_capped |= o.refs_capped;
+        for h in o.blob_refs {
+            self.reference(true, h);
+        }
+        for h in o.co_refs {
+            self.reference(false, h);
+        }
+        self.d2h_checks += o.d2h_checks;
+        self.undersized += o.undersized;
+        self.unknown_ids += o.unknown_ids;
+        self.malformed.extend(o.malformed);
+        self.malformed.sort_by_key(|(offset, _)| *offset);
+        let extra = self.malformed.len().saturating_sub(MAX_DETAILED_MALFORMED);
+        self.malformed.truncate(MAX_DETAILED_MALFORMED);
+        self.malformed_more += o.malformed_more + extra as u64;
+    }
+
     /// Accounts one complete, non-trailer record.
-    fn event(&mut self, header: &super::events::EventHeader, bytes: &[u8], offset: u64) {
+    fn event(&mut self, header: &EventHeader, bytes: &[u8], offset: u64) {
         self.events += 1;
         self.api_counts[usize::from(header.event_type)] += 1;
-        if self.threads.len() < MAX_THREADS {
-            self.threads.insert(header.thread_id);
-        } else if !self.threads.contains(&header.thread_id) {
-            self.threads_capped = true;
+        if self.recent_threads.admit(header.thread_id) {
+            if self.threads.len() < MAX_THREADS {
+                self.threads.insert(header.thread_id);
+            } else if !self.threads.contains(&header.thread_id) {
+                self.threads_capped = true;
+            }
         }
         self.first_ts = self.first_ts.min(header.timestamp_ns);
         self.last_ts = self.last_ts.max(header.timestamp_ns);
@@ -151,7 +252,7 @@ impl Tally {
         }
         match decode(v7, bytes) {
             Payload::Launch(l) => {
-                self.kernel(l.name, l.code_object);
+                self.kernel(l.name, l.code_object, offset);
                 self.reference(false, l.code_object);
                 for s in l.snapshots() {
                     self.reference(true, s.blob);
@@ -173,13 +274,13 @@ impl Tally {
             Payload::Malformed(e) => {
                 if self.malformed.len() < MAX_DETAILED_MALFORMED {
                     let name = self.table.display_name(header.event_type);
-                    self.malformed.push(Problem::new(
+                    self.malformed.push((offset, Problem::new(
                         "malformed_event",
                         format!(
                             "event seq {} ({name}) at offset {offset}: {e}; kept as an event, payload not decoded",
                             header.sequence_id
                         ),
-                    ));
+                    )));
                 } else {
                     self.malformed_more += 1;
                 }
@@ -196,27 +297,72 @@ struct StreamOutcome {
     torn: Option<super::events::Torn>,
 }
 
-fn stream(tally: &mut Tally, file: fs::File, len: u64) -> io::Result<StreamOutcome> {
+/// Streams `events.bin`: this thread reads and cuts chunks of whole
+/// records, workers decode them into their own tallies, merged at the end.
+fn stream(table: ApiTable, file: fs::File, len: u64) -> io::Result<(Tally, StreamOutcome)> {
     let body = len.saturating_sub(FILE_HEADER_LEN as u64);
-    let mut reader = RecordReader::new(file, FILE_HEADER_LEN as u64, body, DEFAULT_CHUNK);
-    let mut out = StreamOutcome {
-        trailer: None,
-        after_trailer: 0,
-        torn: None,
-    };
-    while let Some(rec) = reader.next_record()? {
-        if out.trailer.is_some() {
-            out.after_trailer += 1;
-            continue;
-        }
-        if let Some(count) = rec.trailer_count() {
-            out.trailer = Some(count);
-            continue;
-        }
-        tally.event(&rec.header, rec.bytes, rec.offset);
+    let mut chunks = EventChunks::new(file, FILE_HEADER_LEN as u64, body, CHUNK_BYTES);
+    let workers = thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_WORKERS);
+    let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(workers);
+    let work_rx = Mutex::new(work_rx);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    let (read, tallies) = thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let free = free_tx.clone();
+                let rx = &work_rx;
+                scope.spawn(move || {
+                    let mut tally = Tally::new(table);
+                    loop {
+                        let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok(chunk) = next else {
+                            return tally;
+                        };
+                        tally.chunk(&chunk);
+                        let _ = free.send(chunk.buf);
+                    }
+                })
+            })
+            .collect();
+        drop(free_tx);
+        let mut buffers = 0;
+        let read = (|| -> io::Result<()> {
+            loop {
+                let buf = match free_rx.try_recv() {
+                    Ok(b) => b,
+                    Err(_) if buffers < workers + 2 => {
+                        buffers += 1;
+                        Vec::new()
+                    }
+                    Err(_) => free_rx
+                        .recv()
+                        .map_err(|_| io::Error::other("decoder threads stopped"))?,
+                };
+                let Some(chunk) = chunks.next_chunk(buf)? else {
+                    return Ok(());
+                };
+                work_tx
+                    .send(chunk)
+                    .map_err(|_| io::Error::other("decoder threads stopped"))?;
+            }
+        })();
+        drop(work_tx);
+        let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        (read, tallies)
+    });
+    read?;
+    let mut total = Tally::new(table);
+    for t in tallies {
+        total.merge(t.map_err(|_| io::Error::other("a decoder thread failed"))?);
     }
-    out.torn = reader.torn();
-    Ok(out)
+    let outcome = StreamOutcome {
+        trailer: chunks.trailer(),
+        after_trailer: chunks.after_trailer(),
+        torn: chunks.torn(),
+    };
+    Ok((total, outcome))
 }
 
 /// Builds the summary of one process archive (a directory holding
@@ -302,16 +448,12 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
         );
     }
 
-    let mut tally = Tally::new(table);
-    let outcome = match stream(&mut tally, file, meta.len()) {
-        Ok(o) => o,
+    let (tally, outcome) = match stream(table, file, meta.len()) {
+        Ok(r) => r,
         Err(e) => {
             s.problems.push(Problem::new(
                 "unreadable",
-                format!(
-                    "read error in events.bin after {} events: {e}",
-                    tally.events
-                ),
+                format!("read error in events.bin: {e}"),
             ));
             return Ok(s);
         }
@@ -541,7 +683,7 @@ fn health(s: &mut ArchiveSummary, m: &ManifestState, t: &Tally, o: &StreamOutcom
             ),
         ));
     }
-    p.extend(t.malformed.iter().cloned());
+    p.extend(t.malformed.iter().map(|(_, m)| m.clone()));
     if t.malformed_more > 0 {
         p.push(Problem::new(
             "malformed_event",

@@ -178,9 +178,12 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 );
                 l.code_object = cos[k % cos.len()];
                 l.stream = 0x5000 + (r >> 40) % 4;
-                let nargs = 3 + (r >> 44) % 8;
+                // A kernel has one signature: 3-10 args whose kinds are
+                // fixed per kernel; only the values change between launches.
+                let sig = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let nargs = 3 + sig % 8;
                 for a in 0..nargs {
-                    l.args.push(match (r >> (a * 3)) % 4 {
+                    l.args.push(match (sig >> (a * 3 + 8)) % 4 {
                         0 => Arg::Value(((r >> a) as u32).to_le_bytes().to_vec()),
                         3 => Arg::Embedded(ptr.to_le_bytes().repeat(2), vec![8]),
                         _ => Arg::Pointer(ptr + a * 0x1000),
