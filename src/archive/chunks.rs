@@ -272,7 +272,7 @@ mod agreement {
                 let mut r = vec![0u8; len as usize];
                 r[0..2].copy_from_slice(&215u16.to_le_bytes());
                 r[26..30].copy_from_slice(&len.to_le_bytes());
-                if seed % 7 == 0 {
+                if seed.is_multiple_of(7) {
                     r = vec![0u8; 44];
                     r[0..2].copy_from_slice(&TRAILER_TYPE.to_le_bytes());
                     r[26..30].copy_from_slice(&44u32.to_le_bytes());
