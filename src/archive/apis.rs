@@ -208,8 +208,22 @@ pub const LAUNCH_IDS: [u16; 10] = [
 ];
 
 /// True when a v7 id carries the kernel-launch payload.
+#[inline]
 pub fn is_launch(v7_id: u16) -> bool {
-    LAUNCH_IDS.contains(&v7_id)
+    use id::*;
+    matches!(
+        v7_id,
+        HIP_MODULE_LAUNCH_KERNEL
+            | HIP_EXT_MODULE_LAUNCH_KERNEL
+            | HIP_LAUNCH_KERNEL
+            | HIP_LAUNCH_BY_PTR
+            | HIP_MODULE_LAUNCH_COOPERATIVE_KERNEL
+            | HIP_LAUNCH_COOPERATIVE_KERNEL
+            | HIP_LAUNCH_COOPERATIVE_KERNEL_SPT
+            | HIP_LAUNCH_KERNEL_SPT
+            | HIP_LAUNCH_KERNEL_EX_C
+            | HIP_DRV_LAUNCH_KERNEL_EX
+    )
 }
 
 #[cfg(test)]
@@ -240,6 +254,14 @@ mod tests {
         assert_eq!(t.canonical(546), Some(id::HIP_REGISTER_FAT_BINARY));
         assert_eq!(t.id_of("__hipRegisterFatBinary"), Some(546));
         assert_eq!(t.id_of("hipModuleEnumerateFunctions"), None);
+    }
+
+    #[test]
+    fn launch_ids_are_exactly_the_ten_of_the_reference() {
+        let all: Vec<u16> = (0..=u16::MAX).filter(|&i| is_launch(i)).collect();
+        let mut want = LAUNCH_IDS.to_vec();
+        want.sort_unstable();
+        assert_eq!(all, want);
     }
 
     #[test]
