@@ -48,6 +48,7 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
         "confirm",
         lua.create_function(|_, question: String| Ok(confirm(&question)))?,
     )?;
+    super::archive::register(lua, &hrr, ctx)?;
     super::config::register(lua, &hrr, ctx)?;
     super::log::register(lua, &hrr, ctx)?;
     super::fs::register(lua, &hrr, ctx)?;

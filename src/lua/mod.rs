@@ -3,6 +3,7 @@
 //! and a memory limit, and the `hrr` module (DESIGN §5).
 
 mod api;
+mod archive;
 mod config;
 mod exec;
 mod fs;
