@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table};
+use mlua::{Lua, Table};
 
 use crate::archive;
 use crate::context::Context;
@@ -17,7 +17,7 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
         lua.create_function(|lua, path: String| {
             let r = archive::resolve(Path::new(&path))
                 .map_err(|e| mlua::Error::runtime(format!("hrr.archive.resolve: {e:#}")))?;
-            lua.to_value(&r)
+            super::to_lua(lua, &r)
         })?,
     )?;
     t.set(
@@ -25,7 +25,7 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
         lua.create_function(|lua, path: String| {
             let info = archive::info(Path::new(&path))
                 .map_err(|e| mlua::Error::runtime(format!("hrr.archive.info: {e:#}")))?;
-            lua.to_value(&info)
+            super::to_lua(lua, &info)
         })?,
     )?;
     hrr.set("archive", t)
