@@ -305,6 +305,21 @@ fn stream(table: ApiTable, file: fs::File, len: u64) -> io::Result<(Tally, Strea
     let workers = thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WORKERS);
+    if workers == 1 {
+        // One core: decode each chunk right after reading it, while hot.
+        let mut tally = Tally::new(table);
+        let mut buf = Vec::new();
+        while let Some(chunk) = chunks.next_chunk(buf)? {
+            tally.chunk(&chunk);
+            buf = chunk.buf;
+        }
+        let outcome = StreamOutcome {
+            trailer: chunks.trailer(),
+            after_trailer: chunks.after_trailer(),
+            torn: chunks.torn(),
+        };
+        return Ok((tally, outcome));
+    }
     let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(workers);
     let work_rx = Mutex::new(work_rx);
     let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
