@@ -12,6 +12,8 @@ pub mod dispatch;
 pub mod error;
 pub mod external;
 pub mod lua;
+pub mod playback;
+pub mod preflight;
 pub mod process;
 pub mod safety;
 pub mod suggest;

@@ -2,5 +2,9 @@
 //! and its clap arguments and returns the exit code.
 
 pub mod archive;
+pub mod completions;
 pub mod config;
 pub mod list;
+pub mod playback;
+pub mod preflight;
+pub mod triage;
