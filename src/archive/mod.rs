@@ -19,6 +19,7 @@ pub mod regions;
 pub mod report;
 mod scan;
 pub mod summary;
+mod tally;
 
 use std::fs;
 use std::path::{Path, PathBuf};
