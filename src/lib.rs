@@ -2,3 +2,6 @@
 //!
 //! The binary's `main` only hands argv to [`dispatch`]; everything else lives
 //! in the modules below, one per core primitive (DESIGN §2).
+
+pub mod classify;
+pub mod finding;
