@@ -58,3 +58,18 @@ fn version_mismatch() {
     println!("{}", f.to_json_pretty());
     assert_eq!(f.outcome, Outcome::Abort);
 }
+
+#[test]
+fn show_md() {
+    let f = classify(
+        &[
+            fixture("replay_memory_fault.log"),
+            fixture("info_crash.txt"),
+        ],
+        None,
+        None,
+        None,
+    )
+    .unwrap();
+    println!("{}", hrr::render::markdown(&f));
+}
