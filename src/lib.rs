@@ -4,5 +4,18 @@
 //! in the modules below, one per core primitive (DESIGN §2).
 
 pub mod classify;
+pub mod cli;
+pub mod commands;
+pub mod config;
+pub mod context;
+pub mod dispatch;
+pub mod error;
+pub mod external;
 pub mod finding;
+pub mod lua;
+pub mod process;
 pub mod render;
+pub mod safety;
+pub mod suggest;
+pub mod ui;
+pub mod workdir;

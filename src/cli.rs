@@ -1,0 +1,186 @@
+//! The clap definitions of `hrr`'s global flags and builtin subcommands.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::ui::ColorChoice;
+
+/// hrr: decode and triage HRR (HIP Record & Replay) capture archives.
+#[derive(Debug, Parser)]
+#[command(
+    name = "hrr",
+    version,
+    disable_help_subcommand = true,
+    after_help = "`hrr --list` shows every command: builtins, Lua workflows and external hrr-* programs."
+)]
+pub struct Cli {
+    /// Global flags, accepted before or after the subcommand.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    /// List every command: builtins, Lua workflows, externals, aliases.
+    #[arg(long)]
+    pub list: bool,
+
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Option<Builtin>,
+}
+
+/// Flags every builtin accepts.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// Read this config file on top of site/user/project (like HRR_CONFIG).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Select the [profile.NAME] tables of the config files.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Set a config key for this run (repeatable), e.g. -c replay.gpu=1.
+    #[arg(short = 'c', long = "set", global = true, value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+
+    /// Colour on stderr (NO_COLOR is honoured by `auto`).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// No `[hrr]` status lines on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+
+    /// More detail: full paths in --list, Lua tracebacks, live replay echo.
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+}
+
+/// The builtin subcommands; anything else is an alias, a Lua workflow or an
+/// external `hrr-<name>`.
+#[derive(Debug, Subcommand)]
+pub enum Builtin {
+    /// Inspect and create config files.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+
+    /// Triage an archive: decode, preflight, replay, classify, report.
+    Triage(TriageArgs),
+
+    /// Run a Lua workflow file.
+    Run(RunArgs),
+
+    /// Help for a builtin, a Lua workflow or an external command.
+    Help {
+        /// The command.
+        command: Option<String>,
+    },
+
+    /// An alias, Lua workflow or external hrr-<name>.
+    #[command(external_subcommand)]
+    External(Vec<String>),
+}
+
+/// `hrr config …`.
+#[derive(Debug, Subcommand)]
+pub enum ConfigCmd {
+    /// Print the effective config as TOML.
+    Show {
+        /// Add, per key, the file and line, env var or flag it came from.
+        #[arg(long)]
+        origin: bool,
+    },
+    /// List the config files consulted and whether each exists.
+    Path,
+    /// Print one effective value.
+    Get {
+        /// A dotted key, e.g. replay.timeout.
+        key: String,
+    },
+    /// Write a commented starter config file (never overwrites).
+    Init {
+        /// The site file (/etc/hrr/config.toml).
+        #[arg(long, group = "layer")]
+        site: bool,
+        /// The user file (~/.config/hrr/config.toml); the default.
+        #[arg(long, group = "layer")]
+        user: bool,
+        /// The project file (.hrr/config.toml in the current directory).
+        #[arg(long, group = "layer")]
+        project: bool,
+    },
+}
+
+/// `hrr run <script.lua> [args…]`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The Lua file.
+    pub script: PathBuf,
+    /// Arguments for the script (`hrr.args`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// How `hrr triage` replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayChoice {
+    /// Docker if `docker.image` is set, else native if the GPU device is
+    /// readable and a player is found, else metadata-only.
+    Auto,
+    /// `hrr-playback` on this host.
+    Native,
+    /// `hrr-playback` inside `docker.image`.
+    Docker,
+}
+
+/// Output format of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FindingFormat {
+    /// The chat template, then details.
+    Markdown,
+    /// The stable JSON schema.
+    Json,
+}
+
+/// `hrr triage <archive> …`.
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// A `pid-*` process directory or a capture root.
+    pub archive: PathBuf,
+    /// Replay mode (config replay.mode).
+    #[arg(long, value_enum, conflicts_with = "no_replay")]
+    pub replay: Option<ReplayChoice>,
+    /// Metadata only: decode and preflight, no replay.
+    #[arg(long)]
+    pub no_replay: bool,
+    /// Leave out --sync-after-launch (faster; faults are not tied to a launch).
+    #[arg(long)]
+    pub no_sync: bool,
+    /// GPU ordinal for the replay (config replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// Docker image to replay in (config docker.image).
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// Replay time limit: 90, 90s, 30m, 1h; 0 = none (config replay.timeout).
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Where findings and logs go (config output.workdir).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Also write the finding to FILE (never inside the archive).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Finding format on stdout and in files (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
+    /// Triage every process of a capture root, plus a summary table.
+    #[arg(long)]
+    pub all: bool,
+    /// Proceed past a preflight version mismatch without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Exit with the outcome's code (PASS 0, FAIL 10, MAF 11, ABORT 12, HANG 13, UNKNOWN 14, metadata-only 15).
+    #[arg(long)]
+    pub exit_code: bool,
+}

@@ -1,0 +1,6 @@
+//! One module per builtin subcommand: each takes the [`crate::context::Context`]
+//! and its clap arguments and returns the exit code.
+
+pub mod config;
+pub mod list;
+pub mod triage;

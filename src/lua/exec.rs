@@ -1,0 +1,50 @@
+//! `hrr.exec(argv, {timeout=, env=, cwd=})`: run a program from an argv
+//! vector, never through a shell.
+
+use std::rc::Rc;
+
+use mlua::{Lua, LuaSerdeExt, Table};
+
+use crate::context::Context;
+use crate::process::{self, ExecOptions};
+
+/// Registers `hrr.exec`.
+pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> {
+    hrr.set(
+        "exec",
+        lua.create_function(|lua, (argv, opts): (Vec<String>, Option<Table>)| {
+            let opts = options(opts)?;
+            let captured = process::run(&argv, &opts)
+                .map_err(|e| mlua::Error::runtime(format!("hrr.exec: {e:#}")))?;
+            lua.to_value(&captured)
+        })?,
+    )
+}
+
+fn options(opts: Option<Table>) -> mlua::Result<ExecOptions> {
+    let Some(t) = opts else {
+        return Ok(ExecOptions::default());
+    };
+    let timeout = match t.get::<Option<mlua::Value>>("timeout")? {
+        None => None,
+        Some(mlua::Value::Integer(s)) => Some(std::time::Duration::from_secs(s.max(0) as u64)),
+        Some(mlua::Value::Number(s)) => Some(std::time::Duration::from_secs_f64(s.max(0.0))),
+        Some(mlua::Value::String(s)) => Some(
+            crate::config::schema::parse_duration(&s.to_str()?)
+                .map_err(|e| mlua::Error::runtime(format!("hrr.exec: timeout: {e}")))?,
+        ),
+        Some(other) => {
+            return Err(mlua::Error::runtime(format!(
+                "hrr.exec: timeout: expected seconds or \"30s\", got {}",
+                other.type_name()
+            )))
+        }
+    };
+    let env = t
+        .get::<Option<std::collections::BTreeMap<String, String>>>("env")?
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    let cwd = t.get::<Option<String>>("cwd")?.map(Into::into);
+    Ok(ExecOptions { timeout, env, cwd })
+}

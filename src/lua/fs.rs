@@ -1,0 +1,92 @@
+//! `hrr.fs.read/write/exists`: files for workflows. Writes go only under the
+//! workdir (DESIGN §8), atomically and 0600.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use mlua::{Lua, Table};
+
+use crate::context::Context;
+use crate::safety::resolve;
+
+/// The largest file `hrr.fs.read` returns.
+const READ_LIMIT: u64 = 64 << 20;
+
+/// Registers `hrr.fs`.
+pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    t.set(
+        "exists",
+        lua.create_function(|_, path: String| Ok(Path::new(&path).exists()))?,
+    )?;
+    t.set(
+        "readable",
+        lua.create_function(|_, path: String| Ok(std::fs::File::open(&path).is_ok()))?,
+    )?;
+    t.set(
+        "read",
+        lua.create_function(|lua, path: String| {
+            let mut text = Vec::new();
+            std::fs::File::open(&path)
+                .and_then(|f| f.take(READ_LIMIT + 1).read_to_end(&mut text))
+                .map_err(|e| mlua::Error::runtime(format!("hrr.fs.read: {path}: {e}")))?;
+            if text.len() as u64 > READ_LIMIT {
+                return Err(mlua::Error::runtime(format!(
+                    "hrr.fs.read: {path} is larger than {} MiB",
+                    READ_LIMIT >> 20
+                )));
+            }
+            lua.create_string(text)
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    t.set(
+        "write",
+        lua.create_function(move |lua, (path, text): (String, mlua::LuaString)| {
+            let named = lua
+                .app_data_ref::<super::api::NamedOutputs>()
+                .and_then(|n| {
+                    n.0.iter()
+                        .find(|o| resolve(o) == resolve(Path::new(&path)))
+                        .cloned()
+                });
+            let target = match named {
+                Some(output) => output,
+                None => {
+                    let workdir = super::api::workdir(lua, &c)?;
+                    inside_workdir(&workdir, &path).map_err(mlua::Error::runtime)?
+                }
+            };
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    mlua::Error::runtime(format!("hrr.fs.write: {}: {e}", parent.display()))
+                })?;
+            }
+            crate::workdir::write_private(&target, &text.as_bytes())
+                .map_err(mlua::Error::external)?;
+            Ok(target.display().to_string())
+        })?,
+    )?;
+    hrr.set("fs", t)
+}
+
+/// `path` (relative paths are taken relative to the workdir) when it lies
+/// under `workdir` after resolving symlinks; an error naming both otherwise.
+fn inside_workdir(workdir: &Path, path: &str) -> Result<PathBuf, String> {
+    let given = Path::new(path);
+    let joined = if given.is_absolute() {
+        given.to_path_buf()
+    } else {
+        workdir.join(given)
+    };
+    let target = resolve(&joined);
+    if target.starts_with(resolve(workdir)) && target != resolve(workdir) {
+        Ok(target)
+    } else {
+        Err(format!(
+            "hrr.fs.write: {path} is outside the workdir {}; workflows may only write there",
+            workdir.display()
+        ))
+    }
+}

@@ -1,0 +1,186 @@
+//! The Lua runtime for workflows: Lua 5.4 with only `string`, `table`,
+//! `math`, `utf8` and `coroutine`, text chunks only, an instruction budget
+//! and a memory limit, and the `hrr` module (DESIGN §5).
+
+mod api;
+mod config;
+mod exec;
+mod fs;
+mod json;
+mod log;
+pub mod scripts;
+
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use anyhow::anyhow;
+use mlua::chunk::ChunkMode;
+use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
+
+use crate::context::Context;
+pub use scripts::Workflow;
+
+/// How often (in VM instructions) the budget hook runs.
+const HOOK_EVERY: u32 = 10_000;
+
+/// What a workflow is started with.
+#[derive(Clone, Debug, Default)]
+pub struct Invocation {
+    /// Positional arguments (`hrr.args`).
+    pub args: Vec<String>,
+    /// Options parsed by a builtin front end such as `hrr triage`
+    /// (`hrr.opts`; an empty table otherwise).
+    pub opts: serde_json::Map<String, serde_json::Value>,
+    /// Files outside the workdir the user named for writing (`-o FILE`);
+    /// `hrr.fs.write` accepts exactly these besides the workdir.
+    pub outputs: Vec<PathBuf>,
+}
+
+impl Invocation {
+    /// An invocation with only positional arguments.
+    pub fn with_args(args: Vec<String>) -> Invocation {
+        Invocation {
+            args,
+            ..Invocation::default()
+        }
+    }
+}
+
+/// Runs `hrr run FILE args…`.
+pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<String>) -> anyhow::Result<i32> {
+    if !path.is_file() {
+        return Err(anyhow!("no such Lua script: {}", path.display()));
+    }
+    run_workflow(ctx, &Workflow::from_file(path), Invocation::with_args(args))
+}
+
+/// Runs a workflow; its integer return value is the exit code (nothing
+/// returned = 0).
+pub fn run_workflow(
+    ctx: Rc<Context>,
+    workflow: &Workflow,
+    invocation: Invocation,
+) -> anyhow::Result<i32> {
+    let text = workflow.text()?;
+    let lua = new_state(&ctx)?;
+    api::register(&lua, &ctx, invocation)
+        .map_err(|e| anyhow!("cannot set up the hrr Lua module: {e}"))?;
+    let result = lua
+        .load(text)
+        .set_name(workflow.chunk_name())
+        .set_mode(ChunkMode::Text)
+        .call::<mlua::Value>(());
+    match result {
+        Ok(mlua::Value::Integer(code)) => Ok(i32::try_from(code).unwrap_or(1)),
+        Ok(mlua::Value::Number(n)) if n.fract() == 0.0 => Ok(n as i32),
+        Ok(_) => Ok(0),
+        Err(err) => {
+            let (message, traceback) = describe(&err);
+            if let Some(tb) = traceback {
+                ctx.ui.detail(&tb);
+            }
+            Err(anyhow!(message))
+        }
+    }
+}
+
+/// A fresh sandboxed Lua state with the budget hook and memory limit of
+/// `ctx.config`.
+fn new_state(ctx: &Context) -> anyhow::Result<Lua> {
+    let libs = StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
+    let lua =
+        Lua::new_with(libs, LuaOptions::default()).map_err(|e| anyhow!("cannot start Lua: {e}"))?;
+    let max_memory = ctx.config.size("lua.max_memory").unwrap_or(512 << 20);
+    lua.set_memory_limit(usize::try_from(max_memory).unwrap_or(usize::MAX))
+        .map_err(|e| anyhow!("cannot set the Lua memory limit: {e}"))?;
+    let max = ctx
+        .config
+        .int("lua.max_instructions")
+        .map_or(u64::MAX, |n| n as u64);
+    let used = std::cell::Cell::new(0u64);
+    lua.set_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+        move |_, _| {
+            used.set(used.get() + u64::from(HOOK_EVERY));
+            if used.get() > max {
+                return Err(mlua::Error::runtime(format!(
+                    "script stopped: it ran more than {max} Lua instructions (raise lua.max_instructions if that is intended)"
+                )));
+            }
+            Ok(VmState::Continue)
+        },
+    )
+    .map_err(|e| anyhow!("cannot install the Lua instruction budget: {e}"))?;
+    restrict_globals(&lua).map_err(|e| anyhow!("cannot sandbox Lua: {e}"))?;
+    Ok(lua)
+}
+
+/// Removes the base-library functions that reach the file system or load
+/// bytecode: `dofile`, `loadfile`; `load` is replaced by a text-only version.
+fn restrict_globals(lua: &Lua) -> mlua::Result<()> {
+    let g = lua.globals();
+    g.set("dofile", mlua::Nil)?;
+    g.set("loadfile", mlua::Nil)?;
+    let load = lua.create_function(|lua, (chunk, name): (mlua::Value, Option<String>)| {
+        let text = match chunk {
+            mlua::Value::String(s) => s.as_bytes().to_vec(),
+            _ => {
+                return Err(mlua::Error::runtime(
+                    "load: only a string chunk is accepted",
+                ))
+            }
+        };
+        if text.first() == Some(&0x1b) {
+            return Err(mlua::Error::runtime("load: binary chunks are not allowed"));
+        }
+        let f = lua
+            .load(text)
+            .set_name(name.unwrap_or_else(|| "=(load)".into()))
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        Ok(f)
+    })?;
+    g.set("load", load)
+}
+
+/// The one-line message (`file:line: message`) and, when Lua has one, the
+/// traceback of a script error.
+fn describe(err: &mlua::Error) -> (String, Option<String>) {
+    match err {
+        mlua::Error::SyntaxError { message, .. } => (first_line(message), None),
+        mlua::Error::RuntimeError(msg) => split_traceback(msg),
+        mlua::Error::MemoryError(_) => (
+            "script stopped: it used more memory than lua.max_memory allows".into(),
+            None,
+        ),
+        mlua::Error::CallbackError { traceback, cause } => {
+            let (inner, _) = describe(cause);
+            let at = traceback
+                .lines()
+                .map(str::trim)
+                .find(|l| l.contains(".lua:") && !l.starts_with("[C]"))
+                .and_then(|l| l.split(": in ").next())
+                .map(|loc| format!("{}: ", loc.trim_end_matches(':')))
+                .unwrap_or_default();
+            let inner = if inner.starts_with(&at) || at.is_empty() {
+                inner
+            } else {
+                format!("{at}{inner}")
+            };
+            (inner, Some(traceback.clone()))
+        }
+        mlua::Error::ExternalError(e) => (e.to_string(), None),
+        other => (first_line(&other.to_string()), None),
+    }
+}
+
+fn split_traceback(msg: &str) -> (String, Option<String>) {
+    match msg.split_once("\nstack traceback:") {
+        Some((head, tb)) => (head.to_string(), Some(format!("stack traceback:{tb}"))),
+        None => (msg.to_string(), None),
+    }
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or_default().to_string()
+}

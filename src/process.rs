@@ -1,0 +1,198 @@
+//! Running a helper program from an argv vector (never a shell), with a time
+//! limit, capturing its output. Used by `hrr.exec`, the host probes and the
+//! docker probes.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+
+/// The most output kept per stream; the rest is read and dropped.
+const CAPTURE_LIMIT: usize = 64 << 20;
+
+/// How a captured run is set up.
+#[derive(Clone, Debug, Default)]
+pub struct ExecOptions {
+    /// Kill the program (its whole process group on Unix) after this long.
+    pub timeout: Option<Duration>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
+    /// Working directory.
+    pub cwd: Option<PathBuf>,
+}
+
+/// What a captured run produced and how it ended.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Captured {
+    /// Exit status, when it exited normally.
+    pub status: Option<i32>,
+    /// The signal that killed it (Unix).
+    pub signal: Option<i32>,
+    /// Its stdout (at most 64 MiB).
+    #[serde(with = "lossy")]
+    pub stdout: Vec<u8>,
+    /// Its stderr (at most 64 MiB).
+    #[serde(with = "lossy")]
+    pub stderr: Vec<u8>,
+    /// It was killed because the time limit ran out.
+    pub timed_out: bool,
+}
+
+impl Captured {
+    /// It exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// stdout as text (invalid UTF-8 replaced).
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+mod lossy {
+    pub fn serialize<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&String::from_utf8_lossy(bytes))
+    }
+}
+
+/// Runs `argv` with stdin closed and stdout/stderr captured. An empty argv or
+/// a program that cannot be started is an error; a non-zero exit is not.
+pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
+    let Some((program, args)) = argv.split_first() else {
+        bail!("empty command line");
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd.envs(opts.env.iter().map(|(k, v)| (k, v)));
+    if let Some(dir) = &opts.cwd {
+        cmd.current_dir(dir);
+    }
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot run '{program}'"))?;
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let (status, timed_out) = wait(&mut child, opts.timeout)?;
+    let mut captured = Captured {
+        timed_out,
+        stdout: out.recv_timeout(Duration::from_secs(2)).unwrap_or_default(),
+        stderr: err.recv_timeout(Duration::from_secs(2)).unwrap_or_default(),
+        ..Captured::default()
+    };
+    captured.status = status.code();
+    #[cfg(unix)]
+    {
+        captured.signal = std::os::unix::process::ExitStatusExt::signal(&status);
+    }
+    Ok(captured)
+}
+
+fn drain<R: Read + Send + 'static>(stream: Option<R>) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    if let Some(mut stream) = stream {
+        std::thread::spawn(move || {
+            let mut kept = Vec::new();
+            let mut buf = [0u8; 64 * 1024];
+            while let Ok(n) = stream.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let room = CAPTURE_LIMIT.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+            let _ = tx.send(kept);
+        });
+    }
+    rx
+}
+
+fn wait(
+    child: &mut Child,
+    timeout: Option<Duration>,
+) -> anyhow::Result<(std::process::ExitStatus, bool)> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok((status, false));
+        }
+        if timeout.is_some_and(|t| start.elapsed() >= t) {
+            kill_group(child);
+            return Ok((child.wait()?, true));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Stops `child` and, on Unix, its whole process group: TERM, then KILL
+/// after a second.
+pub fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{killpg, Signal};
+        use nix::unistd::Pid;
+        let pgid = Pid::from_raw(child.id() as i32);
+        let _ = killpg(pgid, Signal::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                let _ = killpg(pgid, Signal::SIGKILL);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = killpg(pgid, Signal::SIGKILL);
+    }
+    let _ = child.kill();
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn captures_status_and_output_without_a_shell() {
+        let r = run(&argv(&["echo", "a;b", "$(id)"]), &ExecOptions::default()).unwrap();
+        assert_eq!(r.stdout_text(), "a;b $(id)\n");
+        assert!(r.success());
+        let r = run(
+            &argv(&["sh", "-c", "echo oops >&2; exit 3"]),
+            &ExecOptions::default(),
+        )
+        .unwrap();
+        assert_eq!((r.status, r.stderr.as_slice()), (Some(3), &b"oops\n"[..]));
+    }
+
+    #[test]
+    fn times_out_and_kills_the_group() {
+        let opts = ExecOptions {
+            timeout: Some(Duration::from_millis(200)),
+            ..Default::default()
+        };
+        let start = Instant::now();
+        let r = run(&argv(&["sh", "-c", "trap '' TERM; sleep 30 & wait"]), &opts).unwrap();
+        assert!(r.timed_out);
+        assert_eq!(r.signal, Some(9));
+        assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn a_missing_program_is_an_error() {
+        let err = run(&argv(&["/nonexistent/rocm-smi"]), &ExecOptions::default()).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("cannot run '/nonexistent/rocm-smi'"));
+    }
+}

@@ -1,0 +1,144 @@
+//! `hrr config …` through the binary: layers, origins, errors, init.
+
+mod common;
+
+use common::{stderr, stdout, Sandbox};
+
+#[test]
+fn each_layer_overrides_the_one_below_and_origin_names_it() {
+    let sb = Sandbox::new();
+    sb.write(
+        "site.toml",
+        "[replay]\ntimeout = \"5m\"\nsync = \"event\"\ngpu = 1\n",
+    );
+    sb.write(
+        "xdg/hrr/config.toml",
+        "[replay]\ntimeout = \"10m\"\ngpu = 2\n",
+    );
+    sb.write("proj/.hrr/config.toml", "[replay]\ngpu = 3\n");
+    std::fs::create_dir_all(sb.path().join("proj/sub")).unwrap();
+    let out = sb
+        .hrr()
+        .current_dir(sb.path().join("proj/sub"))
+        .env("GPU", "4")
+        .args(["config", "show", "--origin"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let site = sb.site_file();
+    let user = sb.user_dir().join("config.toml");
+    assert!(
+        text.contains(&format!("sync = \"event\"  # {}:3", site.display())),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("timeout = \"10m\"  # {}:2", user.display())),
+        "{text}"
+    );
+    assert!(text.contains("gpu = 4  # env GPU (legacy)"), "{text}");
+    let out = sb
+        .hrr()
+        .current_dir(sb.path().join("proj/sub"))
+        .args(["config", "get", "replay.gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "3\n", "the project file beats the user file");
+    let out = sb
+        .hrr()
+        .current_dir(sb.path().join("proj/sub"))
+        .args(["-c", "replay.gpu=9", "config", "get", "replay.gpu"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "9\n", "-c beats every file");
+}
+
+#[test]
+fn config_errors_name_file_line_and_key() {
+    let sb = Sandbox::new();
+    sb.write("site.toml", "[replay]\n# comment\ntimeot = \"5m\"\n");
+    let out = sb.hrr().args(["config", "show"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let site = sb.site_file();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {}:3: unknown key 'replay.timeot' (did you mean 'replay.timeout'?); `hrr config show` lists every key\n",
+            site.display()
+        )
+    );
+    sb.write("site.toml", "[docker]\nmount_clr = \"yes please\"\n");
+    let err = stderr(&sb.hrr().args(["config", "show"]).output().unwrap());
+    assert!(
+        err.contains("site.toml:2: key 'docker.mount_clr': expected true or false"),
+        "{err}"
+    );
+    sb.write("site.toml", "");
+    let out = sb
+        .hrr()
+        .args(["--profile", "nope", "config", "show"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("unknown profile 'nope' (selected by --profile)"));
+}
+
+#[test]
+fn profile_from_env_overlays_and_show_says_which() {
+    let sb = Sandbox::new();
+    sb.write(
+        "site.toml",
+        "[docker]\nimage = \"base\"\n[profile.vllm.docker]\nimage = \"rocm/vllm:latest\"\n",
+    );
+    let out = sb
+        .hrr()
+        .env("HRR_PROFILE", "vllm")
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(text.starts_with("# profile: vllm\n"), "{text}");
+    assert!(text.contains("image = \"rocm/vllm:latest\""), "{text}");
+}
+
+#[test]
+fn path_lists_files_and_whether_they_exist() {
+    let sb = Sandbox::new();
+    sb.write("site.toml", "");
+    let text = stdout(&sb.hrr().args(["config", "path"]).output().unwrap());
+    assert!(
+        text.contains(&format!("site      exists   {}", sb.site_file().display())),
+        "{text}"
+    );
+    let user = sb.user_dir().join("config.toml");
+    assert!(
+        text.contains(&format!("user      missing  {}", user.display())),
+        "{text}"
+    );
+}
+
+#[test]
+fn init_writes_a_starter_once_and_refuses_to_overwrite() {
+    let sb = Sandbox::new();
+    let out = sb
+        .hrr()
+        .args(["config", "init", "--project"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = sb.path().join(".hrr/config.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("# timeout = \"30m\""), "{text}");
+    let out = sb
+        .hrr()
+        .args(["config", "get", "replay.timeout"])
+        .output()
+        .unwrap();
+    assert_eq!(stdout(&out), "30m\n", "the starter changes nothing");
+    let out = sb
+        .hrr()
+        .args(["config", "init", "--project"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("already exists"));
+}
