@@ -73,6 +73,8 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
     match command {
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
+        Builtin::Classify(args) => commands::classify::run(&ctx, &args),
+        Builtin::Render(args) => commands::render::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words),

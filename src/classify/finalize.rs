@@ -17,9 +17,17 @@ const WATCHDOG_EXIT: i32 = 124;
 /// HSA queue statuses that are memory faults (the rest abort the queue otherwise).
 const MEMORY_STATUSES: [&str; 2] = ["MEMORY_FAULT", "MEMORY_APERTURE_VIOLATION"];
 
+/// What was read, and whether the caller chose not to replay.
+pub(crate) struct Inputs<'a> {
+    /// Every input, in the order read.
+    pub inputs: &'a [InputRecord],
+    /// The caller ran no replay on purpose (metadata-only triage).
+    pub replay_skipped: bool,
+}
+
 pub(crate) fn finalize(
     e: &Evidence,
-    inputs: &[InputRecord],
+    how: &Inputs<'_>,
     archive: Option<&ArchiveFacts>,
     replay: Option<&ReplayInfo>,
     preflight: Option<&Value>,
@@ -32,8 +40,8 @@ pub(crate) fn finalize(
     fill_replay(&mut f, e, replay);
     f.preflight = preflight.cloned();
     f.replay = replay.cloned();
-    f.sources = sources(inputs, archive);
-    (f.outcome, f.fault_class) = decide(e, inputs, replay, preflight);
+    f.sources = sources(how.inputs, archive);
+    (f.outcome, f.fault_class) = decide(e, how, replay, preflight);
     fault_details(&mut f, e);
     attribute_kernel(&mut f, e, archive, replay);
     if f.outcome == Outcome::Pass {
@@ -213,7 +221,7 @@ fn illegal_access(message: &str) -> bool {
 /// queue abort > FAIL/D2H failures > aborted > killed by signal > unknown.
 fn decide(
     e: &Evidence,
-    inputs: &[InputRecord],
+    how: &Inputs<'_>,
     replay: Option<&ReplayInfo>,
     preflight: Option<&Value>,
 ) -> (Outcome, FaultClass) {
@@ -304,13 +312,17 @@ fn decide(
     if signal.is_some() {
         return (Outcome::Abort, C::ReplayCrashed);
     }
-    let replay_evidence =
-        replay.is_some() || inputs.iter().any(|i| !i.info_dump || i.replay_lines > 0);
+    let replay_evidence = replay.is_some()
+        || how
+            .inputs
+            .iter()
+            .any(|i| !i.info_dump || i.replay_lines > 0);
     if !replay_evidence {
-        let blocked = preflight
-            .and_then(|p| p.get("status"))
-            .and_then(Value::as_str)
-            .is_some_and(|s| s == "blocked");
+        let blocked = !how.replay_skipped
+            && preflight
+                .and_then(|p| p.get("status"))
+                .and_then(Value::as_str)
+                .is_some_and(|s| s == "blocked");
         let class = if blocked {
             C::PreflightBlocked
         } else {

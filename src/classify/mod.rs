@@ -50,6 +50,7 @@ pub struct Classifier {
     state: rules::InputState,
     inputs: Vec<InputRecord>,
     pending: Vec<u8>,
+    replay_skipped: bool,
 }
 
 impl Classifier {
@@ -143,6 +144,13 @@ impl Classifier {
         Ok(())
     }
 
+    /// Tell the classifier the caller deliberately ran no replay
+    /// (metadata-only triage). With no replay evidence the class is then
+    /// `metadata_only` even when the preflight report says `blocked`.
+    pub fn set_replay_skipped(&mut self, skipped: bool) {
+        self.replay_skipped = skipped;
+    }
+
     /// The evidence gathered so far.
     pub fn evidence(&self) -> &Evidence {
         &self.evidence
@@ -156,7 +164,11 @@ impl Classifier {
         preflight: Option<&serde_json::Value>,
     ) -> Finding {
         self.end_input();
-        finalize::finalize(&self.evidence, &self.inputs, archive, replay, preflight)
+        let how = finalize::Inputs {
+            inputs: &self.inputs,
+            replay_skipped: self.replay_skipped,
+        };
+        finalize::finalize(&self.evidence, &how, archive, replay, preflight)
     }
 }
 

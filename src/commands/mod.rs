@@ -1,6 +1,8 @@
 //! One module per builtin subcommand: each takes the [`crate::context::Context`]
 //! and its clap arguments and returns the exit code.
 
+pub mod classify;
 pub mod config;
 pub mod list;
+pub mod render;
 pub mod triage;
