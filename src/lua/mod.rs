@@ -3,11 +3,14 @@
 //! and a memory limit, and the `hrr` module (DESIGN §5).
 
 mod api;
+mod classify;
 mod config;
 mod exec;
+mod finding;
 mod fs;
 mod json;
 mod log;
+mod render;
 pub mod scripts;
 
 use std::path::{Path, PathBuf};
