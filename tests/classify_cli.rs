@@ -13,11 +13,22 @@ fn fixture(name: &str) -> PathBuf {
 #[test]
 fn classify_prints_the_markdown_finding() {
     let sb = Sandbox::new();
-    let out = sb.hrr().args(["classify", "--log"]).arg(fixture("replay_pass.log")).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["classify", "--log"])
+        .arg(fixture("replay_pass.log"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let md = stdout(&out);
     assert!(md.starts_with("## HRR Triage — n/a\n"), "{md}");
-    for part in ["### Archive health", "### Replay result", "### Findings", "### Recommended next steps", "### Details"] {
+    for part in [
+        "### Archive health",
+        "### Replay result",
+        "### Findings",
+        "### Recommended next steps",
+        "### Details",
+    ] {
         assert!(md.contains(part), "missing {part}");
     }
     assert!(md.contains("| D2H fail | 0 |"), "zero is printed as 0");
@@ -39,14 +50,22 @@ fn several_logs_in_any_order_and_json() {
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let f = Finding::from_json(&stdout(&out)).unwrap();
-    assert_eq!((f.outcome, f.fault_class), (Outcome::Maf, FaultClass::IllegalMemoryAccess));
+    assert_eq!(
+        (f.outcome, f.fault_class),
+        (Outcome::Maf, FaultClass::IllegalMemoryAccess)
+    );
     assert_eq!(f.kernel_name.as_deref(), Some("crash_oob"));
 }
 
 #[test]
 fn config_output_format_applies() {
     let sb = Sandbox::new();
-    let out = sb.hrr().args(["-c", "output.format=json", "classify", "--log"]).arg(fixture("version_mismatch.log")).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["-c", "output.format=json", "classify", "--log"])
+        .arg(fixture("version_mismatch.log"))
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["fault_class"], "version_mismatch");
 }
@@ -55,36 +74,65 @@ fn config_output_format_applies() {
 fn output_file_is_private_and_render_reproduces_it() {
     let sb = Sandbox::new();
     let json = sb.path().join("f.json");
-    let out = sb.hrr().args(["classify", "--format", "json", "-o"]).arg(&json).arg("--log").arg(fixture("replay_hang_timeout.log")).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["classify", "--format", "json", "-o"])
+        .arg(&json)
+        .arg("--log")
+        .arg(fixture("replay_hang_timeout.log"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(out.stdout.is_empty());
     assert!(stderr(&out).contains("wrote finding to"));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&json).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&json).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
-    let direct = sb.hrr().args(["classify", "--log"]).arg(fixture("replay_hang_timeout.log")).output().unwrap();
+    let direct = sb
+        .hrr()
+        .args(["classify", "--log"])
+        .arg(fixture("replay_hang_timeout.log"))
+        .output()
+        .unwrap();
     let rendered = sb.hrr().arg("render").arg(&json).output().unwrap();
     assert!(rendered.status.success(), "{}", stderr(&rendered));
     assert_eq!(stdout(&rendered), stdout(&direct));
-    let as_json = sb.hrr().args(["render", "--format", "json"]).arg(&json).output().unwrap();
+    let as_json = sb
+        .hrr()
+        .args(["render", "--format", "json"])
+        .arg(&json)
+        .output()
+        .unwrap();
     assert_eq!(stdout(&as_json), std::fs::read_to_string(&json).unwrap());
 }
 
 #[test]
 fn unreadable_inputs_fail_with_one_error_line() {
     let sb = Sandbox::new();
-    let out = sb.hrr().args(["classify", "--log", "missing.log"]).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["classify", "--log", "missing.log"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.starts_with("error: cannot read replay log missing.log"), "{err}");
+    assert!(
+        err.starts_with("error: cannot read replay log missing.log"),
+        "{err}"
+    );
     assert!(out.stdout.is_empty());
     let bad = sb.write("bad.json", "{\"schema_version\": 7}");
     let out = sb.hrr().arg("render").arg(&bad).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("is not an hrr finding") && stderr(&out).contains("schema_version 7"));
+    assert!(
+        stderr(&out).contains("is not an hrr finding") && stderr(&out).contains("schema_version 7")
+    );
 }
 
 #[test]
@@ -101,17 +149,40 @@ fn archive_summary_document_feeds_the_finding() {
         "problems": []
     });
     let info = sb.write("info.json", &doc.to_string());
-    let out = sb.hrr().args(["classify", "--format", "json", "--archive-info"]).arg(&info).arg("--log").arg(fixture("replay_memory_fault.log")).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["classify", "--format", "json", "--archive-info"])
+        .arg(&info)
+        .arg("--log")
+        .arg(fixture("replay_memory_fault.log"))
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let f = Finding::from_json(&stdout(&out)).unwrap();
     assert_eq!(f.kernel_name.as_deref(), Some("crash_oob"));
-    assert_eq!(f.capture.gcn_arch.as_deref(), Some("gfx950:sramecc+:xnack-"));
+    assert_eq!(
+        f.capture.gcn_arch.as_deref(),
+        Some("gfx950:sramecc+:xnack-")
+    );
     assert_eq!(f.archive_format_version, Some(7));
     assert_eq!(f.archive_health.processes, [79]);
     // an output file inside the archive is refused before anything is written
     let inside = archive.join("finding.md");
-    let out = sb.hrr().args(["classify", "--archive-info"]).arg(&info).arg("-o").arg(&inside).arg("--log").arg(fixture("replay_memory_fault.log")).output().unwrap();
+    let out = sb
+        .hrr()
+        .args(["classify", "--archive-info"])
+        .arg(&info)
+        .arg("-o")
+        .arg(&inside)
+        .arg("--log")
+        .arg(fixture("replay_memory_fault.log"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("inside the archive"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("inside the archive"),
+        "{}",
+        stderr(&out)
+    );
     assert!(!inside.exists());
 }

@@ -48,7 +48,10 @@ assert(m.fault_class == "metadata_only", m.fault_class)
     let out = sb.hrr().arg("run").arg(&script).output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     let md = stdout(&out);
-    assert!(md.contains("- **F3** BUILD-NEEDED — built from /src"), "{md}");
+    assert!(
+        md.contains("- **F3** BUILD-NEEDED — built from /src"),
+        "{md}"
+    );
     assert!(md.contains("Tell the kernel owner."));
     assert!(md.contains("#### Preflight") && md.contains("GPU architecture mismatch"));
     assert!(md.contains("| Signal | 6 |"));

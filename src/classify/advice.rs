@@ -187,7 +187,7 @@ fn notes(f: &mut Finding, e: &Evidence) {
                 "the last progress line reported launch #{} (seq {}, {}) complete at {:.1} s.",
                 p.kernels, p.seq, p.last, p.elapsed_s
             )),
-            None => f.add_note("no progress line was printed: the replay stopped before its first launch completed."),
+            None => f.add_note("no progress line was printed: the replay stopped before its first launch completed, or progress lines were off (replay.progress_seconds)."),
         }
     }
     if f.outcome != Outcome::Pass {

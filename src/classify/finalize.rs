@@ -94,7 +94,11 @@ fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, p
             Some(false) => rd.no_trailer_recovered.or(info.recovered).or(info.events),
             None => None,
         },
-        events: info.events.or(info.recovered).or(rd.header.map(|h| h[0])),
+        events: info
+            .events
+            .or(info.recovered)
+            .or(rd.header.map(|h| h[0]))
+            .or(rd.no_trailer_recovered),
         kernel_launches: info
             .kernels
             .or(info.breakdown_launches)
