@@ -467,7 +467,7 @@ impl Finding {
 }
 
 fn push_unique(list: &mut Vec<String>, text: String) {
-    if !text.is_empty() && !list.iter().any(|t| *t == text) {
+    if !text.is_empty() && !list.contains(&text) {
         list.push(text);
     }
 }

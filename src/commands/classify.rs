@@ -76,7 +76,7 @@ pub fn read_limited(path: &Path, limit: u64) -> anyhow::Result<String> {
     if bytes.len() as u64 > limit {
         anyhow::bail!("larger than {} MiB", limit >> 20);
     }
-    Ok(String::from_utf8(bytes).context("not UTF-8 text")?)
+    String::from_utf8(bytes).context("not UTF-8 text")
 }
 
 /// The capture root of the summarised archive, when it exists on this host:
