@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod facts;
 mod fast;
 mod finalize;
+mod info;
 mod rules;
 
 pub use evidence::Evidence;

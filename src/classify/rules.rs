@@ -10,26 +10,9 @@
 //! matching rules computed.
 
 use super::evidence::*;
+use super::info::{table_row, Section};
 use regex::{Captures, Regex, RegexSet};
 use std::sync::LazyLock;
-
-/// Which `--info` table the current input is inside.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Section {
-    /// Not inside a table.
-    #[default]
-    None,
-    /// `Event Type Breakdown:` rows.
-    Breakdown,
-    /// `Kernel Summary (first 20):` rows.
-    Summary,
-    /// `Kernel Call Counts:` rows.
-    CallCounts,
-    /// Archive-root process table.
-    RootTable,
-    /// `Event Log:` rows (`--events`), ignored.
-    EventLog,
-}
 
 /// Per-input parsing state.
 #[derive(Debug, Default)]
@@ -55,7 +38,7 @@ struct Rules {
     list: Vec<Rule>,
 }
 
-fn u(c: &Captures<'_>, i: usize) -> u64 {
+pub(crate) fn u(c: &Captures<'_>, i: usize) -> u64 {
     c.get(i).and_then(|m| m.as_str().parse().ok()).unwrap_or(0)
 }
 
@@ -489,11 +472,6 @@ static ABORT_KERNEL: LazyLock<Regex> = LazyLock::new(|| {
 });
 static STATUS_HEX: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?i)\bcode: (0x[0-9a-fA-F]+)").expect("compiles"));
-static SUMMARY_ROW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^  \d+\s+(.+?)\s+\[[^\]]*\]\s+\[[^\]]*\]\s+\d+$").expect("compiles")
-});
-static ROOT_ROW: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^  (\d+)\s+\d+\s+(yes|NO)\s+\d+\s+\d+\s+\S").expect("compiles"));
 
 fn d2h_fail_line(c: &Captures<'_>, line: &str, e: &mut Evidence) {
     e.d2h_fail_lines += 1;
@@ -608,76 +586,6 @@ pub(crate) fn apply(line: &str, e: &mut Evidence, st: &mut InputState) {
     if replay {
         st.replay_lines += 1;
         e.replay_lines += 1;
-    }
-}
-
-/// A row of the current `--info` table; false when the line is not one.
-fn table_row(line: &str, e: &mut Evidence, st: &InputState) -> bool {
-    let body = line.trim();
-    if body.starts_with("--") || body.starts_with("----") {
-        return true;
-    }
-    match st.section {
-        Section::None => false,
-        Section::EventLog => true,
-        Section::Breakdown => {
-            let Some((api, count)) = body.rsplit_once(' ') else {
-                return false;
-            };
-            let (api, Ok(count)) = (api.trim(), count.parse::<u64>()) else {
-                return body.starts_with("Type");
-            };
-            if matches!(
-                api,
-                "hipModuleLaunchKernel"
-                    | "hipExtModuleLaunchKernel"
-                    | "hipLaunchKernel"
-                    | "hipLaunchByPtr"
-            ) {
-                *e.info.breakdown_launches.get_or_insert(0) += count;
-            }
-            true
-        }
-        Section::Summary => {
-            if body.starts_with("... and ") {
-                e.info.summary_incomplete = true;
-                return true;
-            }
-            if body.starts_with("ID ") {
-                return true;
-            }
-            let Some(c) = SUMMARY_ROW.captures(line) else {
-                return false;
-            };
-            let name = c[1].to_string();
-            let names = &mut e.info.summary_names;
-            if !name.ends_with("...") && !names.contains(&name) && names.len() < LIST_CAP {
-                names.push(name);
-            }
-            true
-        }
-        Section::CallCounts => {
-            let Some((name, count)) = body.rsplit_once(' ') else {
-                return false;
-            };
-            let (name, Ok(count)) = (name.trim(), count.parse::<u64>()) else {
-                return body.starts_with("Kernel");
-            };
-            e.info.call_count_rows += 1;
-            if e.info.call_counts.len() < LIST_CAP {
-                e.info.call_counts.push((name.to_string(), count));
-            }
-            true
-        }
-        Section::RootTable => {
-            let Some(c) = ROOT_ROW.captures(line) else {
-                return false;
-            };
-            if e.info.root_processes.len() < LIST_CAP {
-                e.info.root_processes.push((u(&c, 1), &c[2] == "yes"));
-            }
-            true
-        }
     }
 }
 
