@@ -72,9 +72,27 @@ pub enum Builtin {
 
     /// Re-render a saved finding (JSON) as markdown or JSON.
     Render(RenderArgs),
+    /// Can this host (or a docker image) replay an archive faithfully?
+    Preflight(PreflightArgs),
+
+    /// Print the hrr-playback that would be used and how it was found.
+    Playback(PlaybackArgs),
 
     /// Run a Lua workflow file.
     Run(RunArgs),
+
+    /// Print a shell completion script (includes Lua workflows, externals and aliases found now).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the hrr(1) man page, or hrr-<command>(1), as roff on stdout.
+    Man {
+        /// A builtin command.
+        command: Option<String>,
+    },
 
     /// Help for a builtin, a Lua workflow or an external command.
     Help {
@@ -222,4 +240,42 @@ pub struct RenderArgs {
     /// Output format (config output.format).
     #[arg(long, value_enum)]
     pub format: Option<FindingFormat>,
+}
+
+/// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs
+/// confirmation.
+#[derive(Debug, Args)]
+pub struct PreflightArgs {
+    /// A pid-* directory, or a capture root with one process.
+    pub archive: PathBuf,
+    /// Probe this machine or a docker image (default: what a replay would
+    /// use: docker when docker.image is set and replay.mode is auto/docker).
+    #[arg(long, value_enum)]
+    pub mode: Option<crate::preflight::ProbeMode>,
+    /// The docker image to probe (sets docker.image).
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// The replay GPU ordinal to check (sets replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// HIP runtime / comgr version mismatches block instead of asking.
+    #[arg(long)]
+    pub strict_version: bool,
+    /// A GPU architecture mismatch blocks instead of warning.
+    #[arg(long)]
+    pub strict_arch: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hrr playback [--build] [--json]`.
+#[derive(Debug, Args)]
+pub struct PlaybackArgs {
+    /// When none is found, build it once from playback.source with cmake.
+    #[arg(long)]
+    pub build: bool,
+    /// Print the location as JSON.
+    #[arg(long)]
+    pub json: bool,
 }

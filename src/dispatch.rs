@@ -75,7 +75,11 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
         Builtin::Classify(args) => commands::classify::run(&ctx, &args),
         Builtin::Render(args) => commands::render::run(&ctx, &args),
+        Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
+        Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
+        Builtin::Completions { shell } => commands::completions::run(&ctx, shell),
+        Builtin::Man { command } => commands::completions::man(command.as_deref()),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words),
     }

@@ -13,6 +13,8 @@ pub mod error;
 pub mod external;
 pub mod finding;
 pub mod lua;
+pub mod playback;
+pub mod preflight;
 pub mod process;
 pub mod render;
 pub mod safety;

@@ -10,6 +10,8 @@ mod finding;
 mod fs;
 mod json;
 mod log;
+mod playback;
+mod preflight;
 mod render;
 pub mod scripts;
 
