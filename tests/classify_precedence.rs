@@ -717,3 +717,24 @@ fn unknown_says_so_and_invents_nothing() {
         (Outcome::Unknown, FaultClass::Unknown)
     );
 }
+
+#[test]
+fn capture_falls_back_to_the_preflight_report() {
+    let report = serde_json::json!({
+        "status": "warn",
+        "capture": {"metadata": true, "hip_runtime_version": "7.2.53211", "comgr_version": "3.0", "device_count": 2,
+                    "devices": [{"ordinal": 0, "name": "x", "gcn_arch_name": "gfx950:sramecc+:xnack-"}]},
+        "host": null, "blocks": [], "confirms": [], "warnings": ["w"], "notes": []
+    });
+    let mut c = Classifier::new();
+    c.begin_input("r.log");
+    c.feed_line(b"[HRR] PASS");
+    let f = c.finish(None, None, Some(&report));
+    assert_eq!(f.capture.hip_runtime_version.as_deref(), Some("7.2.53211"));
+    assert_eq!(f.capture.device_count, Some(2));
+    assert_eq!(
+        f.capture.gcn_arch.as_deref(),
+        Some("gfx950:sramecc+:xnack-")
+    );
+    assert_eq!(f.preflight.as_ref().unwrap()["status"], "warn");
+}

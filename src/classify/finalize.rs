@@ -139,10 +139,13 @@ fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, p
         c.device_count = c
             .device_count
             .or_else(|| pc.get("device_count").and_then(Value::as_u64));
-        c.gcn_arch = c
-            .gcn_arch
-            .or_else(|| text("gcn_arch"))
-            .or_else(|| text("gcn_arch_name"));
+        // hrr preflight's `capture`: devices[] with `gcn_arch_name`
+        let first_arch = pc
+            .get("devices")
+            .and_then(Value::as_array)
+            .and_then(|d| d.iter().find_map(|d| d.get("gcn_arch_name")?.as_str()))
+            .map(str::to_string);
+        c.gcn_arch = c.gcn_arch.or(first_arch);
     }
     f.capture = c;
 }
