@@ -96,8 +96,15 @@ impl Classifier {
             line
         };
         self.evidence.lines += 1;
-        let text = String::from_utf8_lossy(line);
-        rules::apply(&text, &mut self.evidence, &mut self.state);
+        // Valid UTF-8 (nearly every line) is checked by the fast validator
+        // and borrowed; only a line with invalid bytes is copied and repaired.
+        match std::str::from_utf8(line) {
+            Ok(text) => rules::apply(text, &mut self.evidence, &mut self.state),
+            Err(_) => {
+                let text = String::from_utf8_lossy(line);
+                rules::apply(&text, &mut self.evidence, &mut self.state);
+            }
+        }
     }
 
     /// Feed a whole input, one pass, through its buffer. Lines are processed
