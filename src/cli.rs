@@ -71,6 +71,11 @@ pub enum Builtin {
     /// Triage an archive: decode, preflight, replay, classify, report.
     Triage(TriageArgs),
 
+    /// The analyzer on its own: replay logs (+ the archive's summary) → finding.
+    Classify(ClassifyArgs),
+
+    /// Re-render a saved finding (JSON) as markdown or JSON.
+    Render(RenderArgs),
     /// Can this host (or a docker image) replay an archive faithfully?
     Preflight(PreflightArgs),
 
@@ -206,6 +211,39 @@ pub struct TriageArgs {
     /// Exit with the outcome's code (PASS 0, FAIL 10, MAF 11, ABORT 12, HANG 13, UNKNOWN 14, metadata-only 15).
     #[arg(long)]
     pub exit_code: bool,
+}
+
+/// `hrr classify --log FILE… [--archive-info FILE] [--format …] [-o FILE]`.
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// A replay log or an `hrr-playback --info` dump; repeatable, any order
+    /// (`--log a.log --log info.txt` or `--log a.log info.txt`).
+    #[arg(
+        long = "log",
+        value_name = "FILE",
+        num_args = 1..,
+        required_unless_present = "archive_info"
+    )]
+    pub logs: Vec<PathBuf>,
+    /// The archive's own summary: a saved `hrr archive info --json` document.
+    #[arg(long, value_name = "FILE")]
+    pub archive_info: Option<PathBuf>,
+    /// Finding format (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
+    /// Write the finding to FILE (mode 0600) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `hrr render <finding.json> [--format …]`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// A finding saved as JSON (`-` reads stdin).
+    pub finding: PathBuf,
+    /// Output format (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
 }
 
 /// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs

@@ -74,6 +74,8 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
+        Builtin::Classify(args) => commands::classify::run(&ctx, &args),
+        Builtin::Render(args) => commands::render::run(&ctx, &args),
         Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
         Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
