@@ -1,1 +1,4 @@
 //! Test-only support for `hrr`: never installed, never shipped.
+
+#[cfg(unix)]
+pub mod player;
