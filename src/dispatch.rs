@@ -72,6 +72,7 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
     };
     match command {
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
+        Builtin::Replay(args) => commands::replay::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words),

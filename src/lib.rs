@@ -12,6 +12,7 @@ pub mod error;
 pub mod external;
 pub mod lua;
 pub mod process;
+pub mod replay;
 pub mod safety;
 pub mod suggest;
 pub mod ui;

@@ -156,8 +156,8 @@ fn run(args: &[String]) -> ! {
         err("docker: no command given and the fake image has no default command");
         std::process::exit(125)
     };
-    let image_player =
-        std::env::var("HRR_TEST_IMAGE_PLAYER").unwrap_or_else(|_| "/opt/rocm/bin/hrr-playback".into());
+    let image_player = std::env::var("HRR_TEST_IMAGE_PLAYER")
+        .unwrap_or_else(|_| "/opt/rocm/bin/hrr-playback".into());
     let exe = if *program == image_player {
         std::env::current_exe().unwrap_or_default()
     } else if Path::new(program).is_absolute() && Path::new(program).is_file() {

@@ -45,12 +45,23 @@ pub fn run(scenario: &str, opts: &Options, archive: &'static Archive, out: &mut 
             let k = &archive.kernels[0];
             replay.begin(k);
             if opts.sync_event {
-                err(&format!("[HRR] Fatal: GPU error after T{THREAD} Event {} ({}): {ILLEGAL} — aborting", k.event, archive.launch_api));
+                err(&format!(
+                    "[HRR] Fatal: GPU error after T{THREAD} Event {} ({}): {ILLEGAL} — aborting",
+                    k.event, archive.launch_api
+                ));
             } else if opts.sync_launch {
-                err(&format!("[HRR] GPU error after '{}': {ILLEGAL} last={ILLEGAL}", k.name));
-                err(&format!("[HRR] Fatal: T{THREAD} Event {} ({}) returned {ILLEGAL} — aborting replay", k.event, archive.launch_api));
+                err(&format!(
+                    "[HRR] GPU error after '{}': {ILLEGAL} last={ILLEGAL}",
+                    k.name
+                ));
+                err(&format!(
+                    "[HRR] Fatal: T{THREAD} Event {} ({}) returned {ILLEGAL} — aborting replay",
+                    k.event, archive.launch_api
+                ));
             } else {
-                err(&format!("[HRR] Fatal: hipDeviceSynchronize after pass failed: {ILLEGAL}"));
+                err(&format!(
+                    "[HRR] Fatal: hipDeviceSynchronize after pass failed: {ILLEGAL}"
+                ));
             }
             err("[HRR] Replay aborted due to fatal HIP error — exiting");
             finish(out, 1)
@@ -82,7 +93,11 @@ pub fn run(scenario: &str, opts: &Options, archive: &'static Archive, out: &mut 
             let k = &archive.kernels[1];
             replay.begin(k);
             out.flush();
-            let ms = if opts.watchdog_ms > 0 { opts.watchdog_ms } else { 60000 };
+            let ms = if opts.watchdog_ms > 0 {
+                opts.watchdog_ms
+            } else {
+                60000
+            };
             err("");
             err(&format!("[HRR][WATCHDOG] GPU sync did not complete within {ms} ms at: kernel #2 \"{}\" (seq={}, grid=[{},1,1] block=[{},1,1])", k.name, k.seq, k.grid, k.block));
             err("[HRR][WATCHDOG] Treating this as a hung/deadlocked kernel (e.g. a StreamK");
@@ -103,7 +118,9 @@ pub fn run(scenario: &str, opts: &Options, archive: &'static Archive, out: &mut 
             finish(out, 0)
         }
         other => {
-            err(&format!("hrr-test-player: unknown HRR_TEST_SCENARIO '{other}'"));
+            err(&format!(
+                "hrr-test-player: unknown HRR_TEST_SCENARIO '{other}'"
+            ));
             std::process::exit(99)
         }
     }
@@ -126,7 +143,10 @@ impl<'a> Replay<'a> {
             err(&format!("[HRR] Archive has no clean-shutdown trailer (capture likely crashed); recovered {} events", a.events));
         }
         let kernels = a.kernels.len();
-        out.line(&format!("[HRR] Archive : {} events, {kernels} kernels, {} blobs, {} code objects", a.events, a.blobs, a.code_objects));
+        out.line(&format!(
+            "[HRR] Archive : {} events, {kernels} kernels, {} blobs, {} code objects",
+            a.events, a.blobs, a.code_objects
+        ));
         out.line("[HRR] Threads : 1 captured");
         out.line("[HRR] Device  : AMD Instinct MI300X (gfx942:sramecc+:xnack-)");
         out.line("[HRR] Runtime : /opt/rocm-7.0.0/lib/libamd_comgr.so.3.0.70000");
@@ -135,7 +155,10 @@ impl<'a> Replay<'a> {
         out.line("[HRR] Mode    : single-threaded");
         out.line("[HRR] [replay] Device memory: 196284 MB free / 196592 MB total");
         out.line("[HRR] [replay] Device state OK — beginning replay");
-        out.line(&format!("[HRR] Pre-loading {} code objects...", a.code_objects));
+        out.line(&format!(
+            "[HRR] Pre-loading {} code objects...",
+            a.code_objects
+        ));
         out.line("[HRR] All code objects pre-loaded OK.");
         Replay {
             opts,
@@ -149,7 +172,10 @@ impl<'a> Replay<'a> {
     /// What is printed before launch `k` runs (`--verbose`, `--trace-kernels`).
     fn begin(&mut self, k: &Launch) {
         if self.opts.verbose {
-            err(&format!("[HRR] Event {}: {}", k.event, self.archive.launch_api));
+            err(&format!(
+                "[HRR] Event {}: {}",
+                k.event, self.archive.launch_api
+            ));
         }
         if self.opts.trace_kernels {
             err(&format!("[HRR launch] seq={} kernel={} launch=MOD grid=[{},1,1] block=[{},1,1] shared=0 args=3 snapshots=0 name=\"{}\"", k.seq, self.launched + 1, k.grid, k.block, k.name));
@@ -187,7 +213,10 @@ impl<'a> Replay<'a> {
     fn summary(&self, out: &mut CStdout, pass: u64, fail: u64, verdict: &str) {
         out.line("");
         out.line("[HRR] -- Replay summary ------------------------------");
-        out.line(&format!("[HRR]   Wall time      : {:.1} ms", self.started.elapsed().as_secs_f64() * 1000.0));
+        out.line(&format!(
+            "[HRR]   Wall time      : {:.1} ms",
+            self.started.elapsed().as_secs_f64() * 1000.0
+        ));
         out.line("[HRR]   Threads used   : 1");
         out.line(&format!("[HRR]   Kernels launched: {}", self.launched));
         out.line("[HRR]   Graphs launched : 0");
@@ -213,8 +242,12 @@ fn hang() -> ! {
         .stdin(std::process::Stdio::null())
         .spawn();
     match (child, std::env::var("HRR_TEST_CHILD_PID_FILE")) {
-        (Ok(c), Ok(path)) => super::write_atomically(std::path::Path::new(&path), &c.id().to_string()),
-        (Err(e), _) => err(&format!("hrr-test-player: cannot start the hang child: {e}")),
+        (Ok(c), Ok(path)) => {
+            super::write_atomically(std::path::Path::new(&path), &c.id().to_string())
+        }
+        (Err(e), _) => err(&format!(
+            "hrr-test-player: cannot start the hang child: {e}"
+        )),
         _ => {}
     }
     loop {
@@ -233,27 +266,50 @@ fn die_by(sig: nix::sys::signal::Signal) -> ! {
 }
 
 /// `HRR_TEST_FLOOD_MB` megabytes of `--verbose` per-event lines on stderr,
-/// written as fast as the reader takes them.
+/// written as fast as the reader takes them (1 MiB writes; the event number
+/// is counted in ASCII so even a debug build outruns the runner).
 fn flood() {
     let mb: u64 = std::env::var("HRR_TEST_FLOOD_MB")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
-    let total = mb << 20;
-    let apis = ["hipMemcpyAsync", "hipModuleLaunchKernel", "hipStreamSynchronize", "hipMalloc"];
-    let mut written = 0u64;
-    let mut event = 0u64;
+    let total = (mb << 20) as usize;
+    let apis: [&[u8]; 4] = [
+        b": hipMemcpyAsync\n",
+        b": hipModuleLaunchKernel\n",
+        b": hipStreamSynchronize\n",
+        b": hipMalloc\n",
+    ];
+    let mut digits = vec![b'0'];
+    let mut event = 0usize;
+    let mut written = 0usize;
     let mut chunk = Vec::with_capacity(1 << 20);
     let mut stderr = std::io::stderr().lock();
     while written < total {
         chunk.clear();
-        while chunk.len() < (1 << 20) - 64 && written + (chunk.len() as u64) < total {
-            let _ = writeln!(chunk, "[HRR] Event {event}: {}", apis[(event % 4) as usize]);
+        while chunk.len() < (1 << 20) - 64 && written + chunk.len() < total {
+            chunk.extend_from_slice(b"[HRR] Event ");
+            chunk.extend_from_slice(&digits);
+            chunk.extend_from_slice(apis[event % 4]);
             event += 1;
+            increment(&mut digits);
         }
         if stderr.write_all(&chunk).is_err() {
             break;
         }
-        written += chunk.len() as u64;
+        written += chunk.len();
     }
+}
+
+/// Adds one to a decimal number held as ASCII digits.
+fn increment(digits: &mut Vec<u8>) {
+    for d in digits.iter_mut().rev() {
+        if *d == b'9' {
+            *d = b'0';
+        } else {
+            *d += 1;
+            return;
+        }
+    }
+    digits.insert(0, b'1');
 }
