@@ -39,6 +39,7 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, args: Vec<String>) -> mlua::Result
     super::fs::register(lua, &hrr, ctx)?;
     super::exec::register(lua, &hrr, ctx)?;
     super::json::register(lua, &hrr, ctx)?;
+    super::replay::register(lua, &hrr, ctx)?;
     lua.globals().set("hrr", hrr)
 }
 

@@ -8,6 +8,7 @@ mod exec;
 mod fs;
 mod json;
 mod log;
+mod replay;
 pub mod scripts;
 
 use std::path::Path;
