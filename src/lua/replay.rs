@@ -37,7 +37,7 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
             let result = replay::run(&ctx, &req).map_err(fail)?;
             // Unknown values (no exit code, no signal) are nil, not a null
             // sentinel, so `if r.signal then` reads naturally.
-            let options = mlua::SerializeOptions::new().serialize_none_to_null(false);
+            let options = mlua::serde::SerializeOptions::new().serialize_none_to_null(false);
             lua.to_value_with(&result, options)
         })?,
     )?;
