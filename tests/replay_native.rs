@@ -145,11 +145,19 @@ fn a_passing_replay_is_logged_whole_with_its_exit_code() {
     assert!(stderr(&out).contains("[hrr] replay exited with code 0"));
 }
 
+/// (scenario, exit code, signal, a line the player printed, last log line).
+type Ending = (
+    &'static str,
+    Option<i64>,
+    Option<i64>,
+    &'static str,
+    &'static str,
+);
+
 #[test]
 fn every_ending_is_recorded_with_its_exit_code_or_signal() {
-    // (scenario, exit code, signal, a line the player printed, last log line)
-    // from reference playback-output.md §1.4, §2e–§2j; SIGABRT = 6, SIGSEGV = 11.
-    let cases: &[(&str, Option<i64>, Option<i64>, &str, &str)] = &[
+    // From reference playback-output.md §1.4, §2e–§2j; SIGABRT = 6, SIGSEGV = 11.
+    let cases: &[Ending] = &[
         ("d2h_fail", Some(1), None, "[HRR] FAIL", "[hrr] replay exited with code 1"),
         ("fault_error", Some(1), None, "[HRR] Fatal: T48213 Event 16 (hipLaunchKernel) returned 700 (an illegal memory access was encountered) — aborting replay", "[hrr] replay exited with code 1"),
         ("fatal_api", Some(1), None, "[HRR] Replay aborted due to fatal HIP error — exiting", "[hrr] replay exited with code 1"),
