@@ -68,6 +68,9 @@ pub enum Builtin {
     Run(RunArgs),
 
     /// Replay one process capture with hrr-playback and record how it ended.
+    #[command(
+        after_help = "Exit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
+    )]
     Replay(ReplayArgs),
 
     /// Help for a builtin, a Lua workflow or an external command.

@@ -520,6 +520,37 @@ fn a_root_with_several_processes_names_them() {
 }
 
 #[test]
+fn verbose_echoes_the_player_live_on_stderr_and_quiet_prints_nothing() {
+    let rig = Rig::new();
+    let out = rig
+        .sb
+        .hrr()
+        .env("HRR_TEST_SCENARIO", "d2h_fail")
+        .arg("-v")
+        .arg("-c")
+        .arg(format!("playback.path={}", test_player().display()))
+        .arg("-c")
+        .arg(format!("replay.kfd={}", rig.file("kfd").display()))
+        .arg("replay")
+        .arg(&rig.root)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("\n[HRR] kernarg D2H FAIL seq=21: 4096 bytes"),
+        "{err}"
+    );
+    assert!(err.contains("\n[HRR] FAIL\n"), "{err}");
+    let out = rig
+        .replay("d2h_fail")
+        .arg("-q")
+        .arg(&rig.root)
+        .output()
+        .unwrap();
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
 fn markdown_output_and_a_chosen_log_file() {
     let rig = Rig::new();
     let log = rig.file("mine.log");

@@ -23,7 +23,8 @@ pub struct Guard {
 }
 
 /// Installs the recording handlers (no `SA_RESTART`, so a blocked `poll`
-/// returns at once).
+/// returns at once). A signal that was ignored when `hrr` started (`nohup`,
+/// a background job of a non-interactive shell) stays ignored.
 pub fn install() -> anyhow::Result<Guard> {
     PENDING.store(0, Ordering::SeqCst);
     let action = SigAction::new(
@@ -37,6 +38,11 @@ pub fn install() -> anyhow::Result<Guard> {
         // async-signal-safe; the previous action is restored by `Guard`.
         let old = unsafe { sigaction(sig, &action) }
             .map_err(|e| anyhow::anyhow!("cannot install the {sig} handler: {e}"))?;
+        if old.handler() == SigHandler::SigIgn {
+            // SAFETY: puts back SIG_IGN, which runs no code.
+            let _ = unsafe { sigaction(sig, &old) };
+            continue;
+        }
         previous.push((sig, old));
     }
     Ok(Guard { previous })

@@ -209,17 +209,17 @@ impl Launch {
 /// a [`crate::error::Failure`] with exit code 128 + signal.
 pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     let target = target::resolve(&req.archive)?;
-    let (gpu, how) = gpu::choose(ctx, req.gpu);
-    let launch = match req.mode {
-        ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
-        ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
-    };
     let log_path = match &req.log {
         Some(p) => p.clone(),
         None => crate::workdir::ensure(&ctx.config, &|m| ctx.ui.warn(m))?
             .join(logfile::default_name(&target.pid_dir)),
     };
     crate::safety::ensure_outside(&log_path, &target.archive)?;
+    let (gpu, how) = gpu::choose(ctx, req.gpu);
+    let launch = match req.mode {
+        ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
+        ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
+    };
     let command = launch.display();
     ctx.ui.status(&format!(
         "{} replay on GPU {gpu} ({how}): {}",
