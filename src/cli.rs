@@ -60,9 +60,22 @@ pub struct GlobalArgs {
 /// external `hrr-<name>`.
 #[derive(Debug, Subcommand)]
 pub enum Builtin {
+    /// Decode an archive without ROCm: health, totals, APIs, kernels, events.
+    #[command(subcommand)]
+    Archive(ArchiveCmd),
+
     /// Inspect and create config files.
     #[command(subcommand)]
     Config(ConfigCmd),
+
+    /// Triage an archive: decode, preflight, replay, classify, report.
+    Triage(TriageArgs),
+
+    /// Can this host (or a docker image) replay an archive faithfully?
+    Preflight(PreflightArgs),
+
+    /// Print the hrr-playback that would be used and how it was found.
+    Playback(PlaybackArgs),
 
     /// Run a Lua workflow file.
     Run(RunArgs),
@@ -72,6 +85,18 @@ pub enum Builtin {
         after_help = "Exit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
     )]
     Replay(ReplayArgs),
+    /// Print a shell completion script (includes Lua workflows, externals and aliases found now).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+
+    /// Print the hrr(1) man page, or hrr-<command>(1), as roff on stdout.
+    Man {
+        /// A builtin command.
+        command: Option<String>,
+    },
 
     /// Help for a builtin, a Lua workflow or an external command.
     Help {
@@ -160,4 +185,169 @@ pub struct ReplayArgs {
     /// Extra arguments for hrr-playback, after `--`.
     #[arg(last = true, value_name = "ARGS")]
     pub extra: Vec<String>,
+}
+
+/// How `hrr triage` replays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayChoice {
+    /// Docker if `docker.image` is set, else native if the GPU device is
+    /// readable and a player is found, else metadata-only.
+    Auto,
+    /// `hrr-playback` on this host.
+    Native,
+    /// `hrr-playback` inside `docker.image`.
+    Docker,
+}
+
+/// Output format of a finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FindingFormat {
+    /// The chat template, then details.
+    Markdown,
+    /// The stable JSON schema.
+    Json,
+}
+
+/// `hrr triage <archive> …`.
+#[derive(Debug, Args)]
+pub struct TriageArgs {
+    /// A `pid-*` process directory or a capture root.
+    pub archive: PathBuf,
+    /// Replay mode (config replay.mode).
+    #[arg(long, value_enum, conflicts_with = "no_replay")]
+    pub replay: Option<ReplayChoice>,
+    /// Metadata only: decode and preflight, no replay.
+    #[arg(long)]
+    pub no_replay: bool,
+    /// Leave out --sync-after-launch (faster; faults are not tied to a launch).
+    #[arg(long)]
+    pub no_sync: bool,
+    /// GPU ordinal for the replay (config replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// Docker image to replay in (config docker.image).
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// Replay time limit: 90, 90s, 30m, 1h; 0 = none (config replay.timeout).
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Where findings and logs go (config output.workdir).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+    /// Also write the finding to FILE (never inside the archive).
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Finding format on stdout and in files (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
+    /// Triage every process of a capture root, plus a summary table.
+    #[arg(long)]
+    pub all: bool,
+    /// Proceed past a preflight version mismatch without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Exit with the outcome's code (PASS 0, FAIL 10, MAF 11, ABORT 12, HANG 13, UNKNOWN 14, metadata-only 15).
+    #[arg(long)]
+    pub exit_code: bool,
+}
+
+/// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs
+/// confirmation.
+#[derive(Debug, Args)]
+pub struct PreflightArgs {
+    /// A pid-* directory, or a capture root with one process.
+    pub archive: PathBuf,
+    /// Probe this machine or a docker image (default: what a replay would
+    /// use: docker when docker.image is set and replay.mode is auto/docker).
+    #[arg(long, value_enum)]
+    pub mode: Option<crate::preflight::ProbeMode>,
+    /// The docker image to probe (sets docker.image).
+    #[arg(long, value_name = "IMG")]
+    pub image: Option<String>,
+    /// The replay GPU ordinal to check (sets replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// HIP runtime / comgr version mismatches block instead of asking.
+    #[arg(long)]
+    pub strict_version: bool,
+    /// A GPU architecture mismatch blocks instead of warning.
+    #[arg(long)]
+    pub strict_arch: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hrr playback [--build] [--json]`.
+#[derive(Debug, Args)]
+pub struct PlaybackArgs {
+    /// When none is found, build it once from playback.source with cmake.
+    #[arg(long)]
+    pub build: bool,
+    /// Print the location as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `hrr archive …`.
+#[derive(Debug, Subcommand)]
+pub enum ArchiveCmd {
+    /// Health, totals, APIs, kernels, blobs, D2H checks; on a root with
+    /// several processes, the process table and which one triage would pick.
+    Info(ArchiveInfoArgs),
+    /// Stream decoded events (JSON Lines with --json).
+    Events(ArchiveEventsArgs),
+}
+
+/// How many kernel rows `archive info` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelRows {
+    /// Every kernel.
+    All,
+    /// The first N (by launches).
+    First(usize),
+}
+
+impl std::str::FromStr for KernelRows {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "all" {
+            return Ok(KernelRows::All);
+        }
+        s.parse()
+            .map(KernelRows::First)
+            .map_err(|_| format!("expected a number or `all`, got '{s}'"))
+    }
+}
+
+/// `hrr archive info <archive> [--json] [--kernels N|all]`.
+#[derive(Debug, Args)]
+pub struct ArchiveInfoArgs {
+    /// A capture root (something.hrr) or one of its pid-* directories.
+    pub archive: PathBuf,
+    /// Print the schema_version 1 JSON document instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Kernel rows to show: a number or `all` (text default 20, JSON default all).
+    #[arg(long, value_name = "N|all")]
+    pub kernels: Option<KernelRows>,
+}
+
+/// `hrr archive events <archive> [--json] [--from SEQ] [--limit N] [--api NAME]`.
+#[derive(Debug, Args)]
+pub struct ArchiveEventsArgs {
+    /// A pid-* directory, or a root (its chosen process is shown).
+    pub archive: PathBuf,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+    /// Only events whose sequence id is at least SEQ.
+    #[arg(long, value_name = "SEQ")]
+    pub from: Option<u64>,
+    /// Stop after N events.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Only events of this API (e.g. hipModuleLaunchKernel, or unknown(<id>)).
+    #[arg(long, value_name = "NAME")]
+    pub api: Option<String>,
 }

@@ -71,13 +71,23 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         return Ok(0);
     };
     match command {
+        Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Replay(args) => commands::replay::run(&ctx, &args),
+        Builtin::Triage(args) => commands::triage::run(ctx, &args),
+        Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
+        Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
+        Builtin::Completions { shell } => commands::completions::run(&ctx, shell),
+        Builtin::Man { command } => commands::completions::man(command.as_deref()),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words),
     }
 }
+
+/// Builtins whose work is done by the Lua workflow of the same name, so a
+/// user's `<name>.lua` customises them instead of being hidden.
+pub const WORKFLOW_BUILTINS: &[&str] = &["triage"];
 
 /// The names of the builtin subcommands, for `--list`, suggestions and the
 /// no-shadowing rule.
@@ -99,7 +109,11 @@ fn not_builtin(ctx: Context, global: GlobalArgs, words: Vec<String>) -> anyhow::
         return run_alias(global, name, expansion, rest);
     }
     if let Some(workflow) = lua::scripts::find(&ctx.config, name) {
-        return lua::run_workflow(Rc::new(ctx), &workflow, rest.to_vec());
+        return lua::run_workflow(
+            Rc::new(ctx),
+            &workflow,
+            lua::Invocation::with_args(rest.to_vec()),
+        );
     }
     if let Some(path) = external::find(name) {
         return external::run(&ctx, &path, name, rest);
@@ -153,6 +167,7 @@ fn help(ctx: &Context, command: Option<&str>) -> anyhow::Result<i32> {
         return Ok(0);
     };
     let mut root = Cli::command();
+    root.build();
     if let Some(sub) = root.find_subcommand_mut(name) {
         sub.print_help()?;
         return Ok(0);

@@ -3,6 +3,7 @@
 //! The binary's `main` only hands argv to [`dispatch`]; everything else lives
 //! in the modules below, one per core primitive (DESIGN §2).
 
+pub mod archive;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -11,6 +12,8 @@ pub mod dispatch;
 pub mod error;
 pub mod external;
 pub mod lua;
+pub mod playback;
+pub mod preflight;
 pub mod process;
 pub mod replay;
 pub mod safety;

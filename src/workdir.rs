@@ -97,6 +97,15 @@ fn user_tag() -> String {
     }
 }
 
+/// The stamp that makes output names unique: UTC time as
+/// `YYYYMMDDTHHMMSSZ` and this process's id, e.g. `20261129T205323Z-4242`
+/// (the upstream triage's naming).
+pub fn stamp() -> String {
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let compact: String = now.chars().filter(|c| *c != '-' && *c != ':').collect();
+    format!("{compact}-{}", std::process::id())
+}
+
 /// Writes `text` to `path` with mode 0600, atomically: a temp file in the same
 /// directory renamed into place, so a reader never sees a half-written file.
 pub fn write_private(path: &Path, text: &[u8]) -> anyhow::Result<()> {
@@ -147,6 +156,15 @@ mod tests {
             warned.borrow()
         );
         std::fs::remove_dir_all(got).unwrap();
+    }
+
+    #[test]
+    fn stamp_is_utc_compact_with_pid() {
+        let s = stamp();
+        let (time, pid) = s.split_once('-').unwrap();
+        assert_eq!(time.len(), 16, "{s}");
+        assert!(time.ends_with('Z') && time.as_bytes()[8] == b'T', "{s}");
+        assert_eq!(pid, std::process::id().to_string());
     }
 
     #[test]

@@ -589,6 +589,7 @@ hrr.out(string.format("exit=%s signal=%s timed_out=%s gpu=%d mode=%s argc=%d\n",
   tostring(r.exit_code), tostring(r.signal), tostring(r.timed_out), r.gpu, r.mode, #r.command))
 local ok, err = pcall(hrr.replay.run, {archive = hrr.args[1], gpus = 1})
 hrr.out(tostring(err):match("unknown option 'gpus'") and "typo caught\n" or tostring(err))
+hrr.out("pick_gpu=" .. hrr.replay.pick_gpu() .. "\n")
 "#,
     );
     let mut cmd = rig.sb.hrr();
@@ -604,6 +605,39 @@ hrr.out(tostring(err):match("unknown option 'gpus'") and "typo caught\n" or tost
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "exit=nil signal=6 timed_out=false gpu=2 mode=native argc=5\ntypo caught\n"
+        "exit=nil signal=6 timed_out=false gpu=2 mode=native argc=5\ntypo caught\npick_gpu=0\n"
     );
+}
+
+#[test]
+fn without_playback_path_the_player_is_located_on_path() {
+    let rig = Rig::new();
+    let bin = rig.sb.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(test_player(), bin.join("hrr-playback")).unwrap();
+    let mut cmd = rig.sb.hrr();
+    cmd.env("HRR_TEST_SCENARIO", "pass")
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .arg("-c")
+        .arg(format!("replay.kfd={}", rig.file("kfd").display()))
+        .args(["-c", "rocm.path=/nonexistent"])
+        .arg("replay");
+    let (json, log, _) = run_json(&mut cmd, &rig.root);
+    assert_eq!(
+        json["command"][0],
+        bin.join("hrr-playback").display().to_string()
+    );
+    assert!(log.contains("[HRR] PASS"));
+
+    let out = rig
+        .sb
+        .hrr()
+        .arg("-c")
+        .arg(format!("replay.kfd={}", rig.file("kfd").display()))
+        .args(["-c", "rocm.path=/nonexistent", "replay"])
+        .arg(&rig.root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("hrr-playback"), "{}", stderr(&out));
 }

@@ -41,7 +41,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<i32> {
     if !workflows.is_empty() {
         out.push_str("Lua workflows:\n");
         for w in &workflows {
-            let hidden = hidden_by(&w.name, &builtins, &aliases);
+            let hidden = if crate::dispatch::WORKFLOW_BUILTINS.contains(&w.name.as_str()) {
+                format!("  (runs as `hrr {}`)", w.name)
+            } else {
+                hidden_by(&w.name, &builtins, &aliases)
+            };
             let _ = writeln!(out, "    {:<14} {}{hidden}", w.name, w.origin(verbose));
             if verbose {
                 for s in &w.shadows {

@@ -1,6 +1,11 @@
 //! One module per builtin subcommand: each takes the [`crate::context::Context`]
 //! and its clap arguments and returns the exit code.
 
+pub mod archive;
+pub mod completions;
 pub mod config;
 pub mod list;
+pub mod playback;
+pub mod preflight;
 pub mod replay;
+pub mod triage;

@@ -31,13 +31,13 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
     let mut req = ReplayRequest::from_config(&config, &args.archive)?;
     req.extra_args.extend(args.extra.iter().cloned());
     req.log = args.log.clone();
-    if req.mode == ReplayMode::Native || config.bool("docker.mount_clr") {
-        req.player = Some(replay::native::configured_player(&config)?);
-    }
     let ctx = Context {
         config,
         ui: ctx.ui.clone(),
     };
+    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
+        req.player = Some(replay::native::configured_player(&ctx)?);
+    }
     let result = replay::run(&ctx, &req)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);

@@ -7,15 +7,25 @@ use std::rc::Rc;
 
 use mlua::Lua;
 
+use super::Invocation;
 use crate::context::Context;
 
 /// The workdir once created in this Lua state (`hrr.workdir()`).
 struct Workdir(PathBuf);
 
+/// Files outside the workdir that the user named for writing (`-o`).
+pub struct NamedOutputs(pub Vec<PathBuf>);
+
 /// Builds the `hrr` table with every namespace and sets it as a global.
-pub fn register(lua: &Lua, ctx: &Rc<Context>, args: Vec<String>) -> mlua::Result<()> {
+pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::Result<()> {
     let hrr = lua.create_table()?;
-    hrr.set("args", lua.create_sequence_from(args)?)?;
+    hrr.set("args", lua.create_sequence_from(invocation.args)?)?;
+    hrr.set("opts", super::to_lua(lua, &invocation.opts)?)?;
+    lua.set_app_data(NamedOutputs(invocation.outputs));
+    hrr.set(
+        "stamp",
+        lua.create_function(|_, ()| Ok(crate::workdir::stamp()))?,
+    )?;
     hrr.set(
         "out",
         lua.create_function(|_, text: mlua::LuaString| {
@@ -31,15 +41,22 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, args: Vec<String>) -> mlua::Result
         lua.create_function(move |lua, ()| workdir(lua, &c).map(|p| p.display().to_string()))?,
     )?;
     hrr.set(
+        "interactive",
+        lua.create_function(|_, ()| Ok(interactive()))?,
+    )?;
+    hrr.set(
         "confirm",
         lua.create_function(|_, question: String| Ok(confirm(&question)))?,
     )?;
+    super::archive::register(lua, &hrr, ctx)?;
     super::config::register(lua, &hrr, ctx)?;
     super::log::register(lua, &hrr, ctx)?;
     super::fs::register(lua, &hrr, ctx)?;
     super::exec::register(lua, &hrr, ctx)?;
     super::json::register(lua, &hrr, ctx)?;
     super::replay::register(lua, &hrr, ctx)?;
+    super::preflight::register(lua, &hrr, ctx)?;
+    super::playback::register(lua, &hrr, ctx)?;
     lua.globals().set("hrr", hrr)
 }
 
@@ -54,10 +71,15 @@ pub fn workdir(lua: &Lua, ctx: &Context) -> mlua::Result<PathBuf> {
     Ok(dir)
 }
 
+/// A person can answer a prompt: stdin and stderr are terminals.
+fn interactive() -> bool {
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
+}
+
 /// Asks `question` on the terminal; `false` without a terminal on both stdin
 /// and stderr, or on anything but y/yes.
 fn confirm(question: &str) -> bool {
-    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+    if !interactive() {
         return false;
     }
     eprint!("{} [y/N] ", crate::ui::inert(question));

@@ -21,6 +21,10 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
         lua.create_function(|_, path: String| Ok(Path::new(&path).exists()))?,
     )?;
     t.set(
+        "readable",
+        lua.create_function(|_, path: String| Ok(std::fs::File::open(&path).is_ok()))?,
+    )?;
+    t.set(
         "read",
         lua.create_function(|lua, path: String| {
             let mut text = Vec::new();
@@ -40,8 +44,20 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
     t.set(
         "write",
         lua.create_function(move |lua, (path, text): (String, mlua::LuaString)| {
-            let workdir = super::api::workdir(lua, &c)?;
-            let target = inside_workdir(&workdir, &path).map_err(mlua::Error::runtime)?;
+            let named = lua
+                .app_data_ref::<super::api::NamedOutputs>()
+                .and_then(|n| {
+                    n.0.iter()
+                        .find(|o| resolve(o) == resolve(Path::new(&path)))
+                        .cloned()
+                });
+            let target = match named {
+                Some(output) => output,
+                None => {
+                    let workdir = super::api::workdir(lua, &c)?;
+                    inside_workdir(&workdir, &path).map_err(mlua::Error::runtime)?
+                }
+            };
             if let Some(parent) = target.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| {
                     mlua::Error::runtime(format!("hrr.fs.write: {}: {e}", parent.display()))

@@ -3,45 +3,81 @@
 //! and a memory limit, and the `hrr` module (DESIGN §5).
 
 mod api;
+mod archive;
 mod config;
 mod exec;
 mod fs;
 mod json;
 mod log;
+mod playback;
+mod preflight;
 mod replay;
 pub mod scripts;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use anyhow::anyhow;
 use mlua::chunk::ChunkMode;
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use mlua::{HookTriggers, Lua, LuaOptions, LuaSerdeExt, StdLib, VmState};
 
 use crate::context::Context;
 pub use scripts::Workflow;
 
+/// Converts a Rust value to a Lua value the way workflows expect: a JSON
+/// `null` / `None` becomes `nil` (absent), not mlua's `NULL` sentinel, which
+/// Lua would treat as true (`if f.kernel_name then` must be false for a PASS).
+pub fn to_lua<T: serde::Serialize + ?Sized>(lua: &Lua, value: &T) -> mlua::Result<mlua::Value> {
+    let options = mlua::serde::SerializeOptions::new()
+        .serialize_none_to_null(false)
+        .serialize_unit_to_null(false);
+    lua.to_value_with(value, options)
+}
+
 /// How often (in VM instructions) the budget hook runs.
 const HOOK_EVERY: u32 = 10_000;
+
+/// What a workflow is started with.
+#[derive(Clone, Debug, Default)]
+pub struct Invocation {
+    /// Positional arguments (`hrr.args`).
+    pub args: Vec<String>,
+    /// Options parsed by a builtin front end such as `hrr triage`
+    /// (`hrr.opts`; an empty table otherwise).
+    pub opts: serde_json::Map<String, serde_json::Value>,
+    /// Files outside the workdir the user named for writing (`-o FILE`);
+    /// `hrr.fs.write` accepts exactly these besides the workdir.
+    pub outputs: Vec<PathBuf>,
+}
+
+impl Invocation {
+    /// An invocation with only positional arguments.
+    pub fn with_args(args: Vec<String>) -> Invocation {
+        Invocation {
+            args,
+            ..Invocation::default()
+        }
+    }
+}
 
 /// Runs `hrr run FILE args…`.
 pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<String>) -> anyhow::Result<i32> {
     if !path.is_file() {
         return Err(anyhow!("no such Lua script: {}", path.display()));
     }
-    run_workflow(ctx, &Workflow::from_file(path), args)
+    run_workflow(ctx, &Workflow::from_file(path), Invocation::with_args(args))
 }
 
-/// Runs a workflow with `hrr.args = args`; its integer return value is the
-/// exit code (nothing returned = 0).
+/// Runs a workflow; its integer return value is the exit code (nothing
+/// returned = 0).
 pub fn run_workflow(
     ctx: Rc<Context>,
     workflow: &Workflow,
-    args: Vec<String>,
+    invocation: Invocation,
 ) -> anyhow::Result<i32> {
     let text = workflow.text()?;
     let lua = new_state(&ctx)?;
-    api::register(&lua, &ctx, args)
+    api::register(&lua, &ctx, invocation)
         .map_err(|e| anyhow!("cannot set up the hrr Lua module: {e}"))?;
     let result = lua
         .load(text)

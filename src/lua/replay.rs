@@ -2,11 +2,12 @@
 //! extra_args=, trace_kernels=, progress_seconds=}`: one replay, returning
 //! the table `hrr replay --json` prints (log, exit_code, signal, timed_out,
 //! duration_s, command, mode, gpu; unknown values are nil). Unset fields
-//! come from the config.
+//! come from the config. `hrr.replay.pick_gpu()`: the GPU `replay.gpu =
+//! "auto"` means (most free VRAM per rocm-smi, else 0).
 
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
+use mlua::{Lua, Table, Value};
 
 use crate::context::Context;
 use crate::replay::{self, ReplayMode, ReplayRequest};
@@ -35,10 +36,17 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
             let fail = |e: anyhow::Error| mlua::Error::runtime(format!("hrr.replay.run: {e:#}"));
             let (ctx, req) = request(&c, &opts).map_err(fail)?;
             let result = replay::run(&ctx, &req).map_err(fail)?;
-            // Unknown values (no exit code, no signal) are nil, not a null
-            // sentinel, so `if r.signal then` reads naturally.
-            let options = mlua::serde::SerializeOptions::new().serialize_none_to_null(false);
-            lua.to_value_with(&result, options)
+            // Unknown values (no exit code, no signal) are nil.
+            super::to_lua(lua, &result)
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    t.set(
+        "pick_gpu",
+        lua.create_function(move |_, ()| {
+            let (gpu, how) = replay::gpu::choose(&c, replay::GpuChoice::Auto);
+            c.ui.status(&format!("GPU {gpu} ({how})"));
+            Ok(gpu)
         })?,
     )?;
     hrr.set("replay", t)
@@ -90,13 +98,15 @@ fn request(ctx: &Context, opts: &Table) -> anyhow::Result<(Context, ReplayReques
         req.extra_args.extend(extra);
     }
     req.log = text("log")?.map(Into::into);
-    if req.mode == ReplayMode::Native || config.bool("docker.mount_clr") {
-        req.player = Some(replay::native::configured_player(&config)?);
-    }
     let ctx = Context {
         config,
         ui: ctx.ui.clone(),
     };
+    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
+        req.player = Some(replay::native::configured_player(&ctx).map_err(|e| {
+            anyhow::anyhow!("{e:#}; or pass player = hrr.playback.locate{{build=true}}.path")
+        })?);
+    }
     Ok((ctx, req))
 }
 

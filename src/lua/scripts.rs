@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use crate::config::Config;
 
 /// The workflows shipped inside the binary: (name, file text).
-pub const EMBEDDED: &[(&str, &str)] = &[];
+pub const EMBEDDED: &[(&str, &str)] = &[("triage", include_str!("../../scripts/triage.lua"))];
 
 /// Where a workflow's text comes from.
 #[derive(Clone, Debug)]

@@ -44,23 +44,15 @@ pub fn launch(
     })
 }
 
-/// The host player from config: `playback.path` (or `HRR_PLAYBACK`), else
-/// `<rocm.path>/bin/hrr-playback`, else `hrr-playback` on PATH. This is the
-/// plain lookup; building the player is `hrr playback --build`'s job.
-pub fn configured_player(config: &crate::config::Config) -> anyhow::Result<PathBuf> {
-    if let Some(path) = config.str("playback.path").filter(|p| !p.is_empty()) {
-        return host_player(Some(Path::new(path)));
+/// The host player for a replay: `playback.path` (or `HRR_PLAYBACK`) when
+/// set, which must then exist; otherwise the first one
+/// [`crate::playback::locate`] finds (under `rocm.path`, then on PATH),
+/// without building.
+pub fn configured_player(ctx: &Context) -> anyhow::Result<PathBuf> {
+    match ctx.config.str("playback.path").filter(|p| !p.is_empty()) {
+        Some(path) => host_player(Some(Path::new(path))),
+        None => Ok(crate::playback::locate(ctx, false)?.path),
     }
-    let in_rocm = config.rocm_path().join("bin/hrr-playback");
-    if in_rocm.is_file() {
-        return Ok(in_rocm);
-    }
-    which::which("hrr-playback").map_err(|_| {
-        anyhow!(
-            "no hrr-playback found (not in {}, not on PATH): set playback.path (or HRR_PLAYBACK) to the player, or build it with `hrr playback --build`",
-            in_rocm.display()
-        )
-    })
 }
 
 /// The host player as an absolute path: a bare name is looked up on PATH.

@@ -1,0 +1,227 @@
+-- triage: decode an HRR capture archive, check this host can replay it,
+-- replay it, and report which kernel faulted and what to do next.
+--
+-- Usage: hrr triage <archive> [--replay auto|native|docker] [--no-replay]
+--          [--no-sync] [--gpu N] [--image IMG] [--timeout DUR]
+--          [--workdir DIR] [-o FILE] [--format markdown|json] [--all]
+--          [--yes] [--exit-code]
+--
+-- This is the workflow embedded in hrr. A triage.lua in a scripts directory
+-- (scripts.path, .hrr/scripts/, ~/.config/hrr/scripts/) replaces it;
+-- `hrr --list -v` shows which one runs. Start from a copy of this file.
+
+local opts = hrr.opts
+local format = hrr.config.get("output.format")
+
+-- --exit-code: one code per outcome, for CI (DESIGN §3.1).
+local OUTCOME_EXIT = { PASS = 0, FAIL = 10, MAF = 11, ABORT = 12, HANG = 13, UNKNOWN = 14 }
+local METADATA_ONLY_EXIT = 15
+
+-- Why a run exits early: the code and the line to print.
+local Stop = {}
+local function stop(code, message)
+  error(setmetatable({ code = code, message = message }, Stop), 0)
+end
+
+-- Decides how to replay: docker, native, or metadata-only with the reason.
+-- Locating (or building once) the player happens here, so BUILD-NEEDED is known.
+local function plan_replay()
+  if opts.no_replay then
+    return { mode = "metadata", why = "--no-replay was given" }
+  end
+  local mode = hrr.config.get("replay.mode")
+  local image = hrr.config.get("docker.image")
+  if mode == "docker" or (mode == "auto" and image) then
+    if not image then
+      stop(1, "docker replay needs an image: pass --image IMG or set docker.image")
+    end
+    local player
+    if hrr.config.get("docker.mount_clr") then
+      local err
+      player, err = hrr.playback.locate({ build = true })
+      if not player then stop(1, err) end
+    end
+    return { mode = "docker", player = player }
+  end
+  local kfd = hrr.config.get("replay.kfd")
+  if kfd ~= "" and not hrr.fs.readable(kfd) then
+    local why = "no GPU device: " .. kfd .. " is not readable on this host"
+    if mode == "native" then stop(1, why .. " (run on a host with an AMD GPU, or use --no-replay)") end
+    return { mode = "metadata", why = why }
+  end
+  local player, err = hrr.playback.locate({ build = true })
+  if not player then
+    if mode == "native" then stop(1, err) end
+    return { mode = "metadata", why = "no hrr-playback: " .. err }
+  end
+  return { mode = "native", player = player }
+end
+
+-- Runs the preflight and acts on it: a block stops the replay (the finding
+-- still explains why), a version mismatch asks, unless --yes.
+local function preflight(process, plan, gpu)
+  if hrr.config.get("preflight.skip") then
+    hrr.log.info("skipping replay preflight (preflight.skip)")
+    return nil
+  end
+  local mode = plan.mode == "docker" and "docker" or "host"
+  local report = hrr.preflight.check(process, { mode = mode, gpu = gpu, image = hrr.config.get("docker.image") })
+  if plan.mode == "metadata" or report.status ~= "confirm" then
+    return report
+  end
+  if hrr.config.get("preflight.continue") then
+    hrr.log.info("continuing despite version mismatch (--yes / preflight.continue)")
+  elseif not hrr.interactive() then
+    stop(2, "the capture's HIP runtime or comgr version differs from this host's; re-run with --yes to replay anyway")
+  elseif hrr.confirm("Version mismatch detected (" .. table.concat(report.confirms, "; ") .. "). Continue?") then
+    hrr.log.info("continuing after confirmation")
+  else
+    stop(3, "aborted at the version mismatch prompt")
+  end
+  return report
+end
+
+-- The command a person runs on a GPU host to finish what metadata-only began.
+local function gpu_host_command(process)
+  return "on a host with an AMD GPU and hrr-playback: `hrr triage " .. process .. "`"
+end
+
+-- Triages one process directory; returns its finding and whether the
+-- preflight blocked the replay.
+local function triage_process(process, root)
+  hrr.log.info("archive=" .. process)
+  local summary = hrr.archive.info(process)
+  local plan = plan_replay()
+  local gpu = hrr.config.get("replay.gpu")
+  if gpu == "auto" then
+    gpu = plan.mode == "metadata" and 0 or hrr.replay.pick_gpu()
+  end
+  local report = preflight(process, plan, gpu)
+  local blocked = plan.mode ~= "metadata" and report ~= nil and report.status == "blocked"
+  local run
+  if plan.mode ~= "metadata" and not blocked then
+    hrr.log.info("replay=" .. plan.mode .. " gpu=" .. gpu)
+    run = hrr.replay.run({
+      archive = process,
+      player = plan.player and plan.player.path,
+      mode = plan.mode,
+      gpu = gpu,
+    })
+    hrr.log.info("replay log=" .. run.log)
+  end
+  local f = hrr.classify({
+    logs = run and { run.log } or {},
+    archive = summary,
+    replay = run,
+    preflight = report,
+    metadata_only = plan.mode == "metadata",
+  })
+  if plan.player and plan.player.built then
+    f = hrr.finding.add_label(f, "BUILD-NEEDED", "hrr-playback was built from source for this run: " .. plan.player.path)
+  end
+  if root and #root.processes > 1 then
+    local others = {}
+    for _, p in ipairs(root.processes) do
+      if p.path ~= process then others[#others + 1] = "pid-" .. p.pid end
+    end
+    f = hrr.finding.add_label(f, "MULTI-PROCESS",
+      "the capture root holds " .. #root.processes .. " processes; this finding covers " ..
+      process:match("[^/\\]+$") .. " (" .. root.reason .. "); triage the others separately: " ..
+      table.concat(others, ", "))
+  end
+  if plan.mode == "metadata" then
+    f = hrr.finding.add_note(f, "metadata only: " .. plan.why)
+    f = hrr.finding.add_next_step(f, "Replay it: " .. gpu_host_command(process))
+  end
+  return f, blocked
+end
+
+local function render(f)
+  if format == "json" then return hrr.render.json(f) end
+  return hrr.render.markdown(f)
+end
+
+-- Writes a finding under the workdir as <pid-dir>-<stamp>.finding.<ext>.
+local function save(f, process)
+  local ext = format == "json" and "json" or "md"
+  local name = process:match("[^/\\]+$") .. "-" .. hrr.stamp() .. ".finding." .. ext
+  local path = hrr.fs.write(hrr.workdir() .. "/" .. name, render(f))
+  hrr.log.info("finding=" .. path)
+  return path
+end
+
+local function summary_table(findings)
+  local lines = { "## HRR Triage — every process", "", "| process | outcome | fault class | kernel |", "|---|---|---|---|" }
+  for _, item in ipairs(findings) do
+    local f = item.finding
+    lines[#lines + 1] = string.format("| %s | %s | %s | %s |", item.name, f.outcome, f.fault_class,
+      f.kernel_name and ("`" .. f.kernel_name .. "`") or "n/a")
+  end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+local function main()
+  local a = hrr.archive.resolve(opts.archive)
+  local root = a.kind == "root" and a or nil
+  local targets = {}
+  if root and opts.all then
+    for _, p in ipairs(root.processes) do
+      if p.state ~= "leftover" then targets[#targets + 1] = p.path end
+    end
+  elseif root then
+    if not a.chosen then stop(1, "no process in " .. a.path .. " can be triaged: " .. (a.reason or "no pid-* directory holds an events.bin")) end
+    for _, p in ipairs(root.processes) do
+      if p.pid == a.chosen then targets[1] = p.path end
+    end
+    hrr.log.info("chose pid-" .. a.chosen .. ": " .. a.reason)
+  else
+    targets[1] = a.path
+  end
+
+  local findings, texts, any_blocked = {}, {}, false
+  for _, process in ipairs(targets) do
+    local f, blocked = triage_process(process, root)
+    any_blocked = any_blocked or blocked
+    save(f, process)
+    findings[#findings + 1] = { name = process:match("[^/\\]+$"), finding = f }
+    texts[#texts + 1] = render(f)
+  end
+
+  local out
+  if format == "json" and #findings > 1 then
+    local list = {}
+    for i, item in ipairs(findings) do list[i] = item.finding end
+    out = hrr.render.json_list(list)
+  elseif #findings > 1 then
+    out = table.concat(texts, "\n") .. "\n" .. summary_table(findings)
+  else
+    out = texts[1]
+  end
+  hrr.out(out)
+  if opts.output then
+    hrr.fs.write(opts.output, out)
+    hrr.log.info("wrote " .. opts.output)
+  end
+
+  if any_blocked then
+    hrr.log.error("preflight blocked the replay on this host; the finding says why")
+    return 1
+  end
+  if not opts.exit_code then return 0 end
+  -- With --all, the highest code of any process.
+  local code = 0
+  for _, item in ipairs(findings) do
+    local f = item.finding
+    local c = f.fault_class == "metadata_only" and METADATA_ONLY_EXIT or OUTCOME_EXIT[f.outcome] or OUTCOME_EXIT.UNKNOWN
+    if c > code then code = c end
+  end
+  return code
+end
+
+local ok, result = pcall(main)
+if ok then return result end
+if getmetatable(result) == Stop then
+  hrr.log.error(result.message)
+  return result.code
+end
+error(result, 0)

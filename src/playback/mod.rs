@@ -1,0 +1,221 @@
+//! Which `hrr-playback` a replay uses, and how it was found (reference
+//! upstream-triage.md §5): `playback.path` (legacy `HRR_PLAYBACK`), then
+//! `<rocm.path>/bin/hrr-playback` (Windows: `bin`, `hip\bin`, `tools\bin`,
+//! `.exe` first), then `PATH`; with `build`, one cmake build from
+//! `playback.source`.
+
+mod build;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::anyhow;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::context::Context;
+use crate::preflight::smi::is_executable;
+use crate::process::{self, ExecOptions};
+
+/// Time limit of `hrr-playback --version` (it never touches the GPU).
+const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How the player was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FoundBy {
+    /// `playback.path` (config, or the legacy `HRR_PLAYBACK`).
+    Config,
+    /// Under `rocm.path`.
+    Rocm,
+    /// On `PATH`.
+    Path,
+    /// In `playback.build_dir`, built now or by an earlier `--build`.
+    Built,
+}
+
+/// The player a replay would use.
+#[derive(Clone, Debug, Serialize)]
+pub struct PlayerLocation {
+    /// Its absolute path.
+    pub path: PathBuf,
+    /// How it was found.
+    pub how: FoundBy,
+    /// `true` when this run compiled it (triage reports BUILD-NEEDED); an
+    /// earlier build that was reused is `how: built`, `built: false`.
+    pub built: bool,
+    /// What `hrr-playback --version` says, when it answers.
+    pub version: Option<PlayerVersion>,
+}
+
+/// The build identity `hrr-playback --version` prints (reference
+/// playback-output.md §2k). `unknown` / `unavailable` values are `None`.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct PlayerVersion {
+    /// The one archive format version this player reads.
+    pub format_version: Option<u32>,
+    /// `source revision`.
+    pub source_revision: Option<String>,
+    /// `source branch`.
+    pub source_branch: Option<String>,
+    /// `build type`.
+    pub build_type: Option<String>,
+    /// `hip runtime version` (the HIP_VERSION integer it was built against).
+    pub hip_runtime_version: Option<String>,
+}
+
+/// The player's file name on this platform.
+fn player_name() -> String {
+    format!("hrr-playback{}", std::env::consts::EXE_SUFFIX)
+}
+
+/// Finds the player per the search order; with `build` and none found,
+/// builds it once from `playback.source` (reusing an existing build). The
+/// error when none is found lists the three ways to get one and points at
+/// `--no-replay`.
+pub fn locate(ctx: &Context, build: bool) -> anyhow::Result<PlayerLocation> {
+    let found = search(&ctx.config, std::env::var_os("PATH").as_deref(), &|m| {
+        ctx.ui.warn(m)
+    });
+    let (path, how, built) = match found {
+        Some((path, how)) => (path, how, false),
+        None if build => {
+            let (path, built) = build::build(ctx)?;
+            (path, FoundBy::Built, built)
+        }
+        None => return Err(not_found(&ctx.config)),
+    };
+    let path = std::path::absolute(&path).unwrap_or(path);
+    let version = match version_of(&path) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            ctx.ui.warn(&format!("{e:#}"));
+            None
+        }
+    };
+    Ok(PlayerLocation {
+        path,
+        how,
+        built,
+        version,
+    })
+}
+
+/// The first executable of the search order, without building. A
+/// `playback.path` that is not an executable file is reported through
+/// `warn` and skipped.
+pub fn search(
+    config: &Config,
+    path_env: Option<&std::ffi::OsStr>,
+    warn: &dyn Fn(&str),
+) -> Option<(PathBuf, FoundBy)> {
+    if let Some(p) = config.str("playback.path").filter(|s| !s.is_empty()) {
+        if is_executable(Path::new(p)) {
+            return Some((PathBuf::from(p), FoundBy::Config));
+        }
+        warn(&format!(
+            "playback.path = {p} is not an executable file; searching elsewhere"
+        ));
+    }
+    if let Some(p) = rocm_candidates(&config.rocm_path())
+        .into_iter()
+        .find(|p| is_executable(p))
+    {
+        return Some((p, FoundBy::Rocm));
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    which::which_in("hrr-playback", path_env, cwd)
+        .ok()
+        .map(|p| (p, FoundBy::Path))
+}
+
+/// `<rocm>/bin/hrr-playback`; on Windows `<rocm>\bin`, `hip\bin`,
+/// `tools\bin`, each with `hrr-playback.exe` then `hrr-playback`.
+fn rocm_candidates(rocm: &Path) -> Vec<PathBuf> {
+    if cfg!(windows) {
+        let dirs = [
+            rocm.join("bin"),
+            rocm.join("hip").join("bin"),
+            rocm.join("tools").join("bin"),
+        ];
+        dirs.iter()
+            .flat_map(|d| [d.join("hrr-playback.exe"), d.join("hrr-playback")])
+            .collect()
+    } else {
+        vec![rocm.join("bin").join(player_name())]
+    }
+}
+
+fn not_found(config: &Config) -> anyhow::Error {
+    let rocm_bin = config.rocm_path().join("bin").join(player_name());
+    anyhow!(
+        "hrr-playback not found. Get one of three ways: set playback.path (or HRR_PLAYBACK) to an \
+         hrr-playback binary; install it as {} or put it on PATH; or run `hrr playback --build` \
+         with playback.source set to a projects/hrr tree. Without a player, \
+         `hrr triage --no-replay <archive>` still decodes and triages the archive (metadata-only)",
+        rocm_bin.display()
+    )
+}
+
+/// Runs `<player> --version` and reads its build identity.
+pub fn version_of(player: &Path) -> anyhow::Result<PlayerVersion> {
+    let argv = [player.display().to_string(), "--version".into()];
+    let opts = ExecOptions {
+        timeout: Some(VERSION_TIMEOUT),
+        ..ExecOptions::default()
+    };
+    let c = process::run(&argv, &opts)?;
+    let v = parse_version(&c.stdout_text());
+    if !c.success() || v.format_version.is_none() {
+        return Err(anyhow!(
+            "`{} --version` did not print an archive format version (exit status {}); \
+             its format cannot be checked before replay",
+            player.display(),
+            c.status.map_or_else(|| "none".into(), |s| s.to_string())
+        ));
+    }
+    Ok(v)
+}
+
+/// Reads the `  <key> : <value>` lines of `--version` output.
+pub fn parse_version(text: &str) -> PlayerVersion {
+    let mut v = PlayerVersion::default();
+    for line in text.lines() {
+        let Some((key, value)) = line.split_once(':') else {
+            continue;
+        };
+        let value = value.trim();
+        let known = (!value.is_empty() && value != "unknown" && value != "unavailable")
+            .then(|| value.to_string());
+        match key.trim() {
+            "archive format version" => v.format_version = value.parse().ok(),
+            "source revision" => v.source_revision = known,
+            "source branch" => v.source_branch = known,
+            "build type" => v.build_type = known,
+            "hip runtime version" => v.hip_runtime_version = known,
+            _ => {}
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_reference_version_output() {
+        let text = "hrr-playback (HIP Record & Replay)\n  archive format version : 8\n  source revision        : 3f2a9c1\n  source branch          : develop\n  build type             : Release\n  hip runtime version    : 70051831\n";
+        let v = parse_version(text);
+        assert_eq!(v.format_version, Some(8));
+        assert_eq!(v.source_revision.as_deref(), Some("3f2a9c1"));
+        assert_eq!(v.source_branch.as_deref(), Some("develop"));
+        assert_eq!(v.build_type.as_deref(), Some("Release"));
+        assert_eq!(v.hip_runtime_version.as_deref(), Some("70051831"));
+        let v = parse_version("  archive format version : 7\n  source revision        : unknown\n  hip runtime version    : unavailable\n");
+        assert_eq!(
+            (v.format_version, v.source_revision, v.hip_runtime_version),
+            (Some(7), None, None)
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! Preflight: can this host (or a docker image) replay the capture
+//! faithfully? The capture's manifest `metadata` is compared with a probe of
+//! the replay environment: GPU count, requested GPU, arch, HIP runtime and
+//! comgr versions → ok / warn / confirm / blocked (reference
+//! upstream-triage.md §4).
+
+pub mod capture;
+mod comgr;
+pub mod docker;
+pub mod host;
+mod report;
+pub mod rules;
+pub mod smi;
+#[cfg(windows)]
+mod windows;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, bail};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::context::Context;
+pub use host::{HostFacts, HostProbe};
+pub use report::{PreflightReport, Status};
+pub use rules::Strictness;
+
+/// Which replay environment to probe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum ProbeMode {
+    /// This machine.
+    Host,
+    /// A docker image (`docker.image` / `--image`).
+    Docker,
+}
+
+/// What to check.
+#[derive(Clone, Debug)]
+pub struct PreflightOptions {
+    /// The environment to probe.
+    pub mode: ProbeMode,
+    /// The image for docker mode; `None` uses `docker.image`.
+    pub image: Option<String>,
+    /// The replay GPU ordinal; `None` (`replay.gpu = "auto"`) checks GPU 0,
+    /// and the report says so.
+    pub gpu: Option<u32>,
+    /// How strict the comparison is.
+    pub strict: Strictness,
+}
+
+impl PreflightOptions {
+    /// The options `config` implies: docker mode when `replay.mode` is
+    /// `docker`, or `auto` with `docker.image` set (the environment a replay
+    /// would use); `replay.gpu`; `preflight.strict_version` /
+    /// `preflight.strict_arch`.
+    pub fn from_config(config: &Config) -> PreflightOptions {
+        let image = config.str("docker.image").filter(|s| !s.is_empty());
+        let mode = match (config.str("replay.mode"), image) {
+            (Some("docker"), _) | (Some("auto") | None, Some(_)) => ProbeMode::Docker,
+            _ => ProbeMode::Host,
+        };
+        PreflightOptions {
+            mode,
+            image: image.map(str::to_string),
+            gpu: config.int("replay.gpu").and_then(|g| u32::try_from(g).ok()),
+            strict: Strictness {
+                version: config.bool("preflight.strict_version"),
+                arch: config.bool("preflight.strict_arch"),
+            },
+        }
+    }
+}
+
+/// Checks the process archive at `process_dir` (or a capture root holding
+/// exactly one `pid-*`) against the environment `opts` names. Errors only
+/// when the archive cannot be found or docker mode has no usable image; a
+/// probe that cannot tell leaves values unknown.
+pub fn check(
+    ctx: &Context,
+    process_dir: &Path,
+    opts: &PreflightOptions,
+) -> anyhow::Result<PreflightReport> {
+    let dir = resolve_process_dir(process_dir)?;
+    let facts = capture::read(&dir);
+    if !facts.metadata {
+        return Ok(check_with(facts, None, opts));
+    }
+    let probe: Box<dyn HostProbe> = match opts.mode {
+        ProbeMode::Host => host::native(&ctx.config),
+        ProbeMode::Docker => {
+            let image = opts
+                .image
+                .clone()
+                .or_else(|| ctx.config.str("docker.image").map(str::to_string))
+                .filter(|s| !s.is_empty())
+                .ok_or_else(|| {
+                    anyhow!("docker preflight needs an image: pass --image IMG or set docker.image")
+                })?;
+            ctx.ui.status(&format!("probing docker image {image}"));
+            Box::new(docker::DockerProbe::new(&ctx.config, &image)?)
+        }
+    };
+    Ok(check_with(facts, Some(probe.as_ref()), opts))
+}
+
+/// The report for `capture` against what `probe` finds (`None`: not probed,
+/// for a capture without metadata).
+pub fn check_with(
+    capture: capture::CaptureFacts,
+    probe: Option<&dyn HostProbe>,
+    opts: &PreflightOptions,
+) -> PreflightReport {
+    let mut notes = Vec::new();
+    let Some(probe) = probe.filter(|_| capture.metadata) else {
+        notes.push(format!(
+            "no manifest metadata ({}); skipping preflight: nothing to compare",
+            capture
+                .missing_reason
+                .as_deref()
+                .unwrap_or("legacy capture")
+        ));
+        return PreflightReport {
+            status: Status::Ok,
+            capture,
+            host: None,
+            blocks: vec![],
+            confirms: vec![],
+            warnings: vec![],
+            notes,
+        };
+    };
+    let host = probe.probe();
+    let gpu = opts.gpu.unwrap_or_else(|| {
+        notes.push("replay.gpu is auto: GPU 0 was checked (pass --gpu N for another)".into());
+        0
+    });
+    let verdict = rules::evaluate(&capture, &host, gpu, opts.strict);
+    PreflightReport {
+        status: PreflightReport::status_of(&verdict.blocks, &verdict.confirms, &verdict.warnings),
+        capture,
+        host: Some(host),
+        blocks: verdict.blocks,
+        confirms: verdict.confirms,
+        warnings: verdict.warnings,
+        notes,
+    }
+}
+
+/// The process directory `path` names: itself when it is a `pid-*`
+/// directory or holds `events.bin`; the only `pid-*` directory of a capture
+/// root; otherwise an error saying what to pass.
+pub fn resolve_process_dir(path: &Path) -> anyhow::Result<PathBuf> {
+    let meta = std::fs::metadata(path)
+        .map_err(|e| anyhow!("cannot read archive {}: {e}", path.display()))?;
+    if !meta.is_dir() {
+        bail!(
+            "{} is not a directory: pass a capture root or its pid-* directory",
+            path.display()
+        );
+    }
+    let is_pid = path
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("pid-"));
+    if is_pid || path.join("events.bin").is_file() {
+        return Ok(path.to_path_buf());
+    }
+    let mut pids: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("pid-"))
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.path())
+        .collect();
+    pids.sort();
+    match pids.len() {
+        1 => Ok(pids.remove(0)),
+        0 => bail!(
+            "{} is not an HRR archive: no events.bin and no pid-* directory",
+            path.display()
+        ),
+        n => {
+            let names: Vec<String> = pids
+                .iter()
+                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+                .collect();
+            bail!(
+                "{} is a capture root with {n} processes ({}); pass the pid-* directory to check",
+                path.display(),
+                names.join(", ")
+            )
+        }
+    }
+}
