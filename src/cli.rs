@@ -85,6 +85,11 @@ pub enum Builtin {
     /// Run a Lua workflow file.
     Run(RunArgs),
 
+    /// Replay one process capture with hrr-playback and record how it ended.
+    #[command(
+        after_help = "Exit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
+    )]
+    Replay(ReplayArgs),
     /// Print a shell completion script (includes Lua workflows, externals and aliases found now).
     Completions {
         /// The shell.
@@ -147,6 +152,44 @@ pub struct RunArgs {
     /// Arguments for the script (`hrr.args`).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub args: Vec<String>,
+}
+
+/// Where `hrr replay` runs the player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayModeArg {
+    /// On this host (needs a readable /dev/kfd).
+    Native,
+    /// In docker.image.
+    Docker,
+}
+
+/// `hrr replay <archive> … [-- extra hrr-playback args]`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A pid-* directory, or a capture root holding exactly one.
+    pub archive: PathBuf,
+    /// Where to run the player (default: replay.mode; auto = docker when
+    /// docker.image is set, else native).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub replay: Option<ReplayModeArg>,
+    /// Do not pass a sync flag (replay.sync = none).
+    #[arg(long)]
+    pub no_sync: bool,
+    /// GPU ordinal for HIP_VISIBLE_DEVICES (default: replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// Stop the replay after this long: 90, 90s, 30m, 1h; 0 = none.
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Write the replay log here instead of the workdir.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Extra arguments for hrr-playback, after `--`.
+    #[arg(last = true, value_name = "ARGS")]
+    pub extra: Vec<String>,
 }
 
 /// How `hrr triage` replays.

@@ -73,6 +73,7 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
     match command {
         Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
+        Builtin::Replay(args) => commands::replay::run(&ctx, &args),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
         Builtin::Classify(args) => commands::classify::run(&ctx, &args),
         Builtin::Render(args) => commands::render::run(&ctx, &args),

@@ -18,6 +18,7 @@ pub mod playback;
 pub mod preflight;
 pub mod process;
 pub mod render;
+pub mod replay;
 pub mod safety;
 pub mod suggest;
 pub mod ui;

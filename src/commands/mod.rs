@@ -9,4 +9,5 @@ pub mod list;
 pub mod playback;
 pub mod preflight;
 pub mod render;
+pub mod replay;
 pub mod triage;

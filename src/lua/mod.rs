@@ -14,6 +14,7 @@ mod log;
 mod playback;
 mod preflight;
 mod render;
+mod replay;
 pub mod scripts;
 
 use std::path::{Path, PathBuf};
