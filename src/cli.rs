@@ -60,6 +60,10 @@ pub struct GlobalArgs {
 /// external `hrr-<name>`.
 #[derive(Debug, Subcommand)]
 pub enum Builtin {
+    /// Decode an archive without ROCm: health, totals, APIs, kernels, events.
+    #[command(subcommand)]
+    Archive(ArchiveCmd),
+
     /// Inspect and create config files.
     #[command(subcommand)]
     Config(ConfigCmd),
@@ -278,4 +282,67 @@ pub struct PlaybackArgs {
     /// Print the location as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `hrr archive …`.
+#[derive(Debug, Subcommand)]
+pub enum ArchiveCmd {
+    /// Health, totals, APIs, kernels, blobs, D2H checks; on a root with
+    /// several processes, the process table and which one triage would pick.
+    Info(ArchiveInfoArgs),
+    /// Stream decoded events (JSON Lines with --json).
+    Events(ArchiveEventsArgs),
+}
+
+/// How many kernel rows `archive info` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelRows {
+    /// Every kernel.
+    All,
+    /// The first N (by launches).
+    First(usize),
+}
+
+impl std::str::FromStr for KernelRows {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "all" {
+            return Ok(KernelRows::All);
+        }
+        s.parse()
+            .map(KernelRows::First)
+            .map_err(|_| format!("expected a number or `all`, got '{s}'"))
+    }
+}
+
+/// `hrr archive info <archive> [--json] [--kernels N|all]`.
+#[derive(Debug, Args)]
+pub struct ArchiveInfoArgs {
+    /// A capture root (something.hrr) or one of its pid-* directories.
+    pub archive: PathBuf,
+    /// Print the schema_version 1 JSON document instead of the report.
+    #[arg(long)]
+    pub json: bool,
+    /// Kernel rows to show: a number or `all` (text default 20, JSON default all).
+    #[arg(long, value_name = "N|all")]
+    pub kernels: Option<KernelRows>,
+}
+
+/// `hrr archive events <archive> [--json] [--from SEQ] [--limit N] [--api NAME]`.
+#[derive(Debug, Args)]
+pub struct ArchiveEventsArgs {
+    /// A pid-* directory, or a root (its chosen process is shown).
+    pub archive: PathBuf,
+    /// One JSON object per line.
+    #[arg(long)]
+    pub json: bool,
+    /// Only events whose sequence id is at least SEQ.
+    #[arg(long, value_name = "SEQ")]
+    pub from: Option<u64>,
+    /// Stop after N events.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+    /// Only events of this API (e.g. hipModuleLaunchKernel, or unknown(<id>)).
+    #[arg(long, value_name = "NAME")]
+    pub api: Option<String>,
 }

@@ -71,6 +71,7 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         return Ok(0);
     };
     match command {
+        Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
         Builtin::Classify(args) => commands::classify::run(&ctx, &args),

@@ -3,6 +3,7 @@
 //! The binary's `main` only hands argv to [`dispatch`]; everything else lives
 //! in the modules below, one per core primitive (DESIGN §2).
 
+pub mod archive;
 pub mod classify;
 pub mod cli;
 pub mod commands;

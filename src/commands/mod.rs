@@ -1,6 +1,7 @@
 //! One module per builtin subcommand: each takes the [`crate::context::Context`]
 //! and its clap arguments and returns the exit code.
 
+pub mod archive;
 pub mod classify;
 pub mod completions;
 pub mod config;

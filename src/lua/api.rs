@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt};
+use mlua::Lua;
 
 use super::Invocation;
 use crate::context::Context;
@@ -20,7 +20,7 @@ pub struct NamedOutputs(pub Vec<PathBuf>);
 pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::Result<()> {
     let hrr = lua.create_table()?;
     hrr.set("args", lua.create_sequence_from(invocation.args)?)?;
-    hrr.set("opts", lua.to_value(&invocation.opts)?)?;
+    hrr.set("opts", super::to_lua(lua, &invocation.opts)?)?;
     lua.set_app_data(NamedOutputs(invocation.outputs));
     hrr.set(
         "stamp",
@@ -48,6 +48,7 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
         "confirm",
         lua.create_function(|_, question: String| Ok(confirm(&question)))?,
     )?;
+    super::archive::register(lua, &hrr, ctx)?;
     super::config::register(lua, &hrr, ctx)?;
     super::log::register(lua, &hrr, ctx)?;
     super::fs::register(lua, &hrr, ctx)?;

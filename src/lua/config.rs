@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table};
+use mlua::{Lua, Table};
 
 use crate::context::Context;
 
@@ -14,10 +14,13 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
         "get",
         lua.create_function(move |lua, key: String| {
             if key == "output.workdir" {
-                return lua.to_value(&crate::workdir::configured(&c.config).display().to_string());
+                return super::to_lua(
+                    lua,
+                    &crate::workdir::configured(&c.config).display().to_string(),
+                );
             }
             match c.config.get(&key) {
-                Some(v) => lua.to_value(v),
+                Some(v) => super::to_lua(lua, v),
                 None => Ok(mlua::Nil),
             }
         })?,

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table};
+use mlua::{Lua, Table};
 
 use crate::context::Context;
 use crate::process::{self, ExecOptions};
@@ -16,7 +16,7 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
             let opts = options(opts)?;
             let captured = process::run(&argv, &opts)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.exec: {e:#}")))?;
-            lua.to_value(&captured)
+            super::to_lua(lua, &captured)
         })?,
     )
 }

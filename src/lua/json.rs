@@ -30,7 +30,7 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
         lua.create_function(|lua, text: String| {
             let json: serde_json::Value = serde_json::from_str(&text)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.json.decode: {e}")))?;
-            lua.to_value(&json)
+            super::to_lua(lua, &json)
         })?,
     )?;
     hrr.set("json", t)

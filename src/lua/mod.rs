@@ -3,6 +3,7 @@
 //! and a memory limit, and the `hrr` module (DESIGN §5).
 
 mod api;
+mod archive;
 mod classify;
 mod config;
 mod exec;
@@ -20,10 +21,20 @@ use std::rc::Rc;
 
 use anyhow::anyhow;
 use mlua::chunk::ChunkMode;
-use mlua::{HookTriggers, Lua, LuaOptions, StdLib, VmState};
+use mlua::{HookTriggers, Lua, LuaOptions, LuaSerdeExt, StdLib, VmState};
 
 use crate::context::Context;
 pub use scripts::Workflow;
+
+/// Converts a Rust value to a Lua value the way workflows expect: a JSON
+/// `null` / `None` becomes `nil` (absent), not mlua's `NULL` sentinel, which
+/// Lua would treat as true (`if f.kernel_name then` must be false for a PASS).
+pub fn to_lua<T: serde::Serialize + ?Sized>(lua: &Lua, value: &T) -> mlua::Result<mlua::Value> {
+    let options = mlua::serde::SerializeOptions::new()
+        .serialize_none_to_null(false)
+        .serialize_unit_to_null(false);
+    lua.to_value_with(value, options)
+}
 
 /// How often (in VM instructions) the budget hook runs.
 const HOOK_EVERY: u32 = 10_000;

@@ -3,7 +3,7 @@
 
 use std::rc::Rc;
 
-use mlua::{IntoLuaMulti, Lua, LuaSerdeExt, Table};
+use mlua::{IntoLuaMulti, Lua, Table};
 
 use crate::context::Context;
 
@@ -19,7 +19,7 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
                 None => false,
             };
             match crate::playback::locate(&c, build) {
-                Ok(loc) => lua.to_value(&loc)?.into_lua_multi(lua),
+                Ok(loc) => super::to_lua(lua, &loc)?.into_lua_multi(lua),
                 Err(e) => (mlua::Nil, format!("{e:#}")).into_lua_multi(lua),
             }
         })?,

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table};
+use mlua::{Lua, Table};
 
 use crate::context::Context;
 use crate::preflight::{self, PreflightOptions, ProbeMode};
@@ -19,7 +19,7 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
             let opts = options(&c, opts)?;
             let report = preflight::check(&c, Path::new(&archive), &opts)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.preflight.check: {e:#}")))?;
-            lua.to_value(&report)
+            super::to_lua(lua, &report)
         })?,
     )?;
     hrr.set("preflight", t)

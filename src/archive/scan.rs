@@ -1,0 +1,481 @@
+//! One streaming pass over a process archive that builds its
+//! [`ArchiveSummary`]: the event stream, the blob and code-object files, the
+//! region sidecars and the manifest.
+//!
+//! The reading thread cuts `events.bin` into 256 KiB chunks of whole records
+//! (`chunks.rs`); decoder threads tally them (`tally.rs`). Memory stays
+//! bounded whatever the archive size: a few chunk buffers in flight (one may
+//! grow to a single record, up to the 64 MiB cap), and capped tables.
+
+use std::fs;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::{mpsc, Mutex};
+use std::thread;
+
+use anyhow::{bail, Context as _};
+use rustc_hash::FxHashSet;
+
+use super::apis::ApiTable;
+use super::blobs::{BlobHash, FileIndex};
+use super::chunks::{Chunk, EventChunks};
+use super::events::{FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN};
+use super::manifest::{self, ManifestState, ProcessState};
+use super::regions;
+use super::summary::{
+    ApiCount, ArchiveSummary, FileRefs, KernelSummary, Problem, RegionSummary, TrailerInfo,
+    SCHEMA_VERSION,
+};
+use super::tally::Tally;
+
+/// Bytes per chunk handed to a decoder thread.
+const CHUNK_BYTES: usize = 256 << 10;
+/// Decoder threads at most (reading is one more thread).
+const MAX_WORKERS: usize = 4;
+
+/// Result of streaming `events.bin`.
+struct StreamOutcome {
+    trailer: Option<u64>,
+    after_trailer: u64,
+    torn: Option<super::events::Torn>,
+}
+
+/// Streams `events.bin`: this thread reads and cuts chunks of whole
+/// records, workers decode them into their own tallies, merged at the end.
+fn stream(table: ApiTable, file: fs::File, len: u64) -> io::Result<(Tally, StreamOutcome)> {
+    let body = len.saturating_sub(FILE_HEADER_LEN as u64);
+    let mut chunks = EventChunks::new(file, FILE_HEADER_LEN as u64, body, CHUNK_BYTES);
+    let workers = thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_WORKERS);
+    if workers == 1 {
+        // One core: decode each chunk right after reading it, while hot.
+        let mut tally = Tally::new(table);
+        let mut buf = Vec::new();
+        while let Some(chunk) = chunks.next_chunk(buf)? {
+            tally.chunk(&chunk);
+            buf = chunk.buf;
+        }
+        let outcome = StreamOutcome {
+            trailer: chunks.trailer(),
+            after_trailer: chunks.after_trailer(),
+            torn: chunks.torn(),
+        };
+        return Ok((tally, outcome));
+    }
+    let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(workers);
+    let work_rx = Mutex::new(work_rx);
+    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
+    let (read, tallies) = thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let free = free_tx.clone();
+                let rx = &work_rx;
+                scope.spawn(move || {
+                    let mut tally = Tally::new(table);
+                    loop {
+                        let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                        let Ok(chunk) = next else {
+                            return tally;
+                        };
+                        tally.chunk(&chunk);
+                        let _ = free.send(chunk.buf);
+                    }
+                })
+            })
+            .collect();
+        drop(free_tx);
+        let mut buffers = 0;
+        let read = (|| -> io::Result<()> {
+            loop {
+                let buf = match free_rx.try_recv() {
+                    Ok(b) => b,
+                    Err(_) if buffers < workers + 2 => {
+                        buffers += 1;
+                        Vec::new()
+                    }
+                    Err(_) => free_rx
+                        .recv()
+                        .map_err(|_| io::Error::other("decoder threads stopped"))?,
+                };
+                let Some(chunk) = chunks.next_chunk(buf)? else {
+                    return Ok(());
+                };
+                work_tx
+                    .send(chunk)
+                    .map_err(|_| io::Error::other("decoder threads stopped"))?;
+            }
+        })();
+        drop(work_tx);
+        let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
+        (read, tallies)
+    });
+    read?;
+    let mut total = Tally::new(table);
+    for t in tallies {
+        total.merge(t.map_err(|_| io::Error::other("a decoder thread failed"))?);
+    }
+    let outcome = StreamOutcome {
+        trailer: chunks.trailer(),
+        after_trailer: chunks.after_trailer(),
+        torn: chunks.torn(),
+    };
+    Ok((total, outcome))
+}
+
+/// Builds the summary of one process archive (a directory holding
+/// `events.bin`). An undecodable stream (bad magic, short file, unsupported
+/// version, unreadable file) is a summary with a fatal problem, not an error;
+/// `Err` means the path is not a process archive at all.
+pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
+    let dir = fs::canonicalize(process_dir)
+        .with_context(|| format!("cannot open archive {}", process_dir.display()))?;
+    let events_path = dir.join("events.bin");
+    let meta = match fs::metadata(&events_path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => bail!(
+            "{} has no events.bin: the process created its directory but recorded nothing (point hrr at a pid-* directory that holds events.bin, or at the capture root)",
+            dir.display()
+        ),
+        Err(e) => bail!("cannot read {}: {e}", events_path.display()),
+    };
+    if !meta.is_file() {
+        bail!("{} is not a regular file", events_path.display());
+    }
+    let manifest_state = manifest::read(&dir);
+    let mut s = empty_summary(&dir, &manifest_state);
+
+    let mut file = match fs::File::open(&events_path) {
+        Ok(f) => f,
+        Err(e) => {
+            s.problems.push(Problem::new(
+                "unreadable",
+                format!("cannot open {}: {e}", events_path.display()),
+            ));
+            return Ok(s);
+        }
+    };
+    let mut head = [0u8; FILE_HEADER_LEN];
+    let got = read_up_to(&mut file, &mut head);
+    let header = match got.map(|n| FileHeader::parse(&head[..n])) {
+        Err(e) => {
+            s.problems.push(Problem::new(
+                "unreadable",
+                format!("cannot read events.bin: {e}"),
+            ));
+            return Ok(s);
+        }
+        Ok(None) => {
+            s.problems.push(Problem::new(
+                "short_file",
+                format!(
+                    "events.bin is {} bytes, shorter than its 8-byte header: nothing was recorded or the file was cut; re-capture",
+                    meta.len()
+                ),
+            ));
+            return Ok(s);
+        }
+        Ok(Some(h)) => h,
+    };
+    if header.magic != EVENTS_MAGIC {
+        s.problems.push(Problem::new(
+            "bad_magic",
+            format!(
+                "events.bin starts with {:02x} {:02x} {:02x} {:02x}, not the HRR magic \"EHRR\": not an HRR event stream",
+                header.magic[0], header.magic[1], header.magic[2], header.magic[3]
+            ),
+        ));
+        return Ok(s);
+    }
+    s.format_version = Some(header.version);
+    s.flags = Some(header.flags);
+    let Some(table) = ApiTable::for_version(header.version) else {
+        s.problems.push(Problem::new(
+            "unsupported_version",
+            format!(
+                "events.bin is format version {}; hrr decodes formats 6, 7 and 8 only and does not guess at other layouts. Re-capture with a current runtime, or inspect it with the hrr-playback built for format {} (hrr-playback --info)",
+                header.version, header.version
+            ),
+        ));
+        return Ok(s);
+    };
+    s.api_table = Some(table.label().to_string());
+    if table == ApiTable::V8AssumedV7 {
+        s.notes.push(
+            "format 8: API names are read with the v7 table because upstream has not published a v8 table; launch payloads are decoded with their v8 snapshot records".into(),
+        );
+    }
+
+    let (tally, outcome) = match stream(table, file, meta.len()) {
+        Ok(r) => r,
+        Err(e) => {
+            s.problems.push(Problem::new(
+                "unreadable",
+                format!("read error in events.bin: {e}"),
+            ));
+            return Ok(s);
+        }
+    };
+    fill_from_stream(&mut s, &tally, &outcome);
+    fill_files(&mut s, &dir, &tally);
+    health(&mut s, &manifest_state, &tally, &outcome);
+    Ok(s)
+}
+
+fn read_up_to(file: &mut fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+fn pid_from_dir(dir: &Path) -> Option<u64> {
+    dir.file_name()?
+        .to_str()?
+        .strip_prefix("pid-")?
+        .parse()
+        .ok()
+}
+
+fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
+    ArchiveSummary {
+        schema_version: SCHEMA_VERSION,
+        kind: "process".into(),
+        path: dir.display().to_string(),
+        pid: manifest_state.int("pid").or_else(|| pid_from_dir(dir)),
+        format_version: None,
+        flags: None,
+        api_table: None,
+        state: manifest_state.process_state(),
+        complete: false,
+        trailer: TrailerInfo {
+            present: false,
+            total_events: None,
+        },
+        truncated: false,
+        torn_bytes: 0,
+        records_after_trailer: 0,
+        events: 0,
+        kernel_launches: 0,
+        threads: 0,
+        duration_ns: 0,
+        apis: Vec::new(),
+        kernels: Vec::new(),
+        blobs: FileRefs::default(),
+        code_objects: FileRefs::default(),
+        d2h_checks: 0,
+        regions: RegionSummary::default(),
+        manifest: manifest_state.value().cloned(),
+        problems: Vec::new(),
+        notes: Vec::new(),
+    }
+}
+
+fn fill_from_stream(s: &mut ArchiveSummary, t: &Tally, o: &StreamOutcome) {
+    s.events = t.events;
+    s.trailer = TrailerInfo {
+        present: o.trailer.is_some(),
+        total_events: o.trailer,
+    };
+    s.complete = o.trailer == Some(t.events);
+    s.truncated = o.torn.is_some();
+    s.torn_bytes = o.torn.map_or(0, |x| x.bytes);
+    s.records_after_trailer = o.after_trailer;
+    s.kernel_launches = t.kernel_launches;
+    s.threads = t.threads.len() as u64;
+    s.duration_ns = if t.events > 0 {
+        t.last_ts.saturating_sub(t.first_ts)
+    } else {
+        0
+    };
+    s.d2h_checks = t.d2h_checks;
+    s.apis = t
+        .api_counts
+        .iter()
+        .enumerate()
+        .filter(|(_, &c)| c > 0)
+        .map(|(id, &count)| {
+            let id = id as u16;
+            ApiCount {
+                id,
+                name: t.table.display_name(id).into_owned(),
+                count,
+            }
+        })
+        .collect();
+    let mut kernels: Vec<KernelSummary> = t
+        .kernels
+        .iter()
+        .map(|(name, k)| KernelSummary {
+            name: String::from_utf8_lossy(name).into_owned(),
+            launches: k.launches,
+            code_object: k.code_object.nonzero().map(|h| h.to_string()),
+        })
+        .collect();
+    kernels.sort_by(|a, b| {
+        b.launches
+            .cmp(&a.launches)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    s.kernels = kernels;
+}
+
+fn fill_files(s: &mut ArchiveSummary, dir: &Path, t: &Tally) {
+    let index = match FileIndex::scan(dir) {
+        Ok(i) => i,
+        Err(why) => {
+            s.problems.push(Problem::new("unreadable_files", why));
+            FileIndex::default()
+        }
+    };
+    let blob_present = |h: &BlobHash| index.blobs.binary_search(h).is_ok();
+    let co_present = |h: &BlobHash| index.code_objects.binary_search(h).is_ok() || blob_present(h);
+    let missing = |refs: &FxHashSet<BlobHash>, present: &dyn Fn(&BlobHash) -> bool| {
+        let mut m: Vec<BlobHash> = refs.iter().filter(|h| !present(h)).copied().collect();
+        m.sort_unstable();
+        m.into_iter().map(|h| h.to_string()).collect::<Vec<_>>()
+    };
+    s.blobs = FileRefs {
+        files: index.blob_files,
+        referenced: t.blob_refs.len() as u64,
+        missing: missing(&t.blob_refs, &blob_present),
+    };
+    s.code_objects = FileRefs {
+        files: index.code_object_files,
+        referenced: t.co_refs.len() as u64,
+        missing: missing(&t.co_refs, &co_present),
+    };
+    let r = regions::scan(dir);
+    s.regions = RegionSummary {
+        streams: r.streams,
+        records: r.records,
+    };
+    for p in r.problems {
+        s.problems.push(Problem::new("damaged_region_stream", p));
+    }
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn health(s: &mut ArchiveSummary, m: &ManifestState, t: &Tally, o: &StreamOutcome) {
+    let mut p = Vec::new();
+    if let Some(torn) = o.torn {
+        p.push(Problem::new(
+            "torn_tail",
+            format!(
+                "the last record is torn ({torn}); {} recovered before it",
+                plural(t.events, "complete event was", "complete events were")
+            ),
+        ));
+    }
+    match o.trailer {
+        None => p.push(Problem::new(
+            "no_trailer",
+            "no clean-shutdown trailer: the capture was interrupted (crash or kill) or the writer marked it incomplete",
+        )),
+        Some(n) if n != t.events => p.push(Problem::new(
+            "trailer_count_mismatch",
+            format!(
+                "the trailer counts {} but {} read before it: events were lost",
+                plural(n, "event", "events"),
+                plural(t.events, "was", "were")
+            ),
+        )),
+        Some(_) => {}
+    }
+    if o.after_trailer > 0 {
+        p.push(Problem::new(
+            "records_after_trailer",
+            format!(
+                "{} after the trailer (appended at shutdown by an old runtime); counted, not decoded or replayed",
+                plural(o.after_trailer, "record follows", "records follow")
+            ),
+        ));
+    }
+    match m {
+        ManifestState::Missing => p.push(Problem::new(
+            "no_manifest",
+            "no manifest.json: the process was killed before it could finalise the archive (recorded, not finalised)",
+        )),
+        ManifestState::Unreadable(why) => p.push(Problem::new("manifest_unreadable", why.clone())),
+        ManifestState::Present(_) => {
+            if s.state == ProcessState::Complete && !s.complete {
+                s.state = ProcessState::Incomplete;
+                p.push(Problem::new(
+                    "manifest_contradicted",
+                    "manifest.json says complete, but the event stream has no matching trailer",
+                ));
+            }
+            if let Some(n) = m.int("event_count").filter(|&n| n != t.events) {
+                p.push(Problem::new(
+                    "manifest_event_count",
+                    format!("manifest.json counts {n} events; the stream holds {}", t.events),
+                ));
+            }
+        }
+    }
+    if t.undersized > 0 {
+        p.push(Problem::new(
+            "undersized_events",
+            format!(
+                "{} shorter than their documented layout: kept, not decoded",
+                plural(t.undersized, "event is", "events are")
+            ),
+        ));
+    }
+    if t.unknown_ids > 0 {
+        p.push(Problem::new(
+            "unknown_event_types",
+            format!(
+                "{} with ids beyond the {} table (shown as unknown(<id>)); a writer with another API table may have produced them",
+                plural(t.unknown_ids, "event has", "events have"),
+                t.table.label()
+            ),
+        ));
+    }
+    p.extend(t.malformed.iter().map(|(_, m)| m.clone()));
+    if t.malformed_more > 0 {
+        p.push(Problem::new(
+            "malformed_event",
+            format!("{} more malformed events (not listed)", t.malformed_more),
+        ));
+    }
+    if !s.blobs.missing.is_empty() {
+        p.push(Problem::new(
+            "missing_blobs",
+            format!(
+                "{} referenced by events {} no file under blobs/: the inputs or expected outputs they hold are lost",
+                plural(s.blobs.missing.len() as u64, "blob", "blobs"),
+                if s.blobs.missing.len() == 1 { "has" } else { "have" }
+            ),
+        ));
+    }
+    if !s.code_objects.missing.is_empty() {
+        p.push(Problem::new(
+            "missing_code_objects",
+            format!(
+                "{} referenced by events {} no file under code_objects/ (or blobs/): replay resolves those kernels by name only, or fails",
+                plural(s.code_objects.missing.len() as u64, "code object", "code objects"),
+                if s.code_objects.missing.len() == 1 { "has" } else { "have" }
+            ),
+        ));
+    }
+    if t.threads_capped || t.refs_capped || t.kernel_launches_untracked > 0 {
+        p.push(Problem::new(
+            "tables_capped",
+            format!(
+                "more distinct threads, kernels or blob hashes than hrr tracks in bounded memory; {} not in the kernel table, and thread/reference counts are lower bounds",
+                plural(t.kernel_launches_untracked, "launch is", "launches are")
+            ),
+        ));
+    }
+    s.problems.extend(p);
+}

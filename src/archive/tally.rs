@@ -1,0 +1,274 @@
+//! Running totals of one pass over an event stream: API counts, threads,
+//! timestamps, kernels, referenced blobs and code objects, D2H checks and
+//! malformed events. Each decoder thread keeps its own [`Tally`]; they are
+//! merged at the end, so nothing here depends on the order chunks arrive.
+//!
+//! Every table is capped (threads, kernels, kernel-name bytes, referenced
+//! hashes): past a cap the counts become lower bounds and the summary says so.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use super::apis::{is_launch, ApiTable};
+use super::blobs::BlobHash;
+use super::chunks::Chunk;
+use super::events::EventHeader;
+use super::fixed::{decode, Payload};
+use super::summary::Problem;
+
+/// Distinct thread ids tracked.
+pub(super) const MAX_THREADS: usize = 1 << 16;
+/// Distinct kernel names tracked.
+pub(super) const MAX_KERNELS: usize = 1 << 17;
+/// Bytes of distinct kernel names kept.
+pub(super) const MAX_KERNEL_NAME_BYTES: usize = 16 << 20;
+/// Distinct referenced hashes tracked per kind (blobs, code objects).
+pub(super) const MAX_REFS: usize = 1 << 19;
+/// Malformed events described one by one; the rest are counted.
+pub(super) const MAX_DETAILED_MALFORMED: usize = 10;
+
+/// A tiny most-recently-admitted cache in front of a hash set: values that
+/// repeat within the last few events skip hashing entirely.
+#[derive(Default)]
+struct Recent<T> {
+    slots: [T; 8],
+    next: usize,
+}
+
+impl<T: Copy + PartialEq> Recent<T> {
+    /// True when `v` was not among the recent values (and records it).
+    #[inline]
+    fn admit(&mut self, v: T) -> bool {
+        if self.slots.contains(&v) {
+            return false;
+        }
+        self.slots[self.next] = v;
+        self.next = (self.next + 1) % self.slots.len();
+        true
+    }
+}
+
+/// Launch counts of one kernel.
+pub(super) struct KernelTally {
+    pub(super) launches: u64,
+    pub(super) code_object: BlobHash,
+    /// File offset of the launch that gave `code_object` (u64::MAX: none),
+    /// so merging workers keeps the first launch's code object.
+    pub(super) co_offset: u64,
+}
+
+/// Running totals of one pass.
+pub(super) struct Tally {
+    pub(super) table: ApiTable,
+    pub(super) events: u64,
+    pub(super) api_counts: Vec<u64>,
+    pub(super) kernel_launches: u64,
+    pub(super) threads: FxHashSet<u64>,
+    /// Recently seen thread ids: most events come from a few threads, so
+    /// the set is consulted only for a thread not seen lately.
+    recent_threads: Recent<u64>,
+    pub(super) threads_capped: bool,
+    pub(super) first_ts: u64,
+    pub(super) last_ts: u64,
+    pub(super) kernels: FxHashMap<Box<[u8]>, KernelTally>,
+    pub(super) kernel_name_bytes: usize,
+    pub(super) kernel_launches_untracked: u64,
+    pub(super) blob_refs: FxHashSet<BlobHash>,
+    pub(super) co_refs: FxHashSet<BlobHash>,
+    /// Recently referenced code objects (launches reuse a handful).
+    recent_cos: Recent<BlobHash>,
+    pub(super) refs_capped: bool,
+    pub(super) d2h_checks: u64,
+    pub(super) undersized: u64,
+    pub(super) unknown_ids: u64,
+    pub(super) malformed: Vec<(u64, Problem)>,
+    pub(super) malformed_more: u64,
+}
+
+impl Tally {
+    pub(super) fn new(table: ApiTable) -> Tally {
+        Tally {
+            table,
+            events: 0,
+            api_counts: vec![0; 1 << 16],
+            kernel_launches: 0,
+            threads: FxHashSet::default(),
+            recent_threads: Recent::default(),
+            threads_capped: false,
+            first_ts: u64::MAX,
+            last_ts: 0,
+            kernels: FxHashMap::default(),
+            kernel_name_bytes: 0,
+            kernel_launches_untracked: 0,
+            blob_refs: FxHashSet::default(),
+            co_refs: FxHashSet::default(),
+            recent_cos: Recent::default(),
+            refs_capped: false,
+            d2h_checks: 0,
+            undersized: 0,
+            unknown_ids: 0,
+            malformed: Vec::new(),
+            malformed_more: 0,
+        }
+    }
+
+    fn reference(&mut self, blob: bool, hash: BlobHash) {
+        if hash.is_zero() || (!blob && !self.recent_cos.admit(hash)) {
+            return;
+        }
+        let set = if blob {
+            &mut self.blob_refs
+        } else {
+            &mut self.co_refs
+        };
+        if set.len() < MAX_REFS {
+            set.insert(hash);
+        } else if !set.contains(&hash) {
+            self.refs_capped = true;
+        }
+    }
+
+    fn kernel(&mut self, name: &[u8], code_object: BlobHash, offset: u64) {
+        let co_offset = if code_object.is_zero() {
+            u64::MAX
+        } else {
+            offset
+        };
+        self.add_kernel(name, 1, code_object, co_offset);
+    }
+
+    fn add_kernel(&mut self, name: &[u8], launches: u64, code_object: BlobHash, co_offset: u64) {
+        if let Some(k) = self.kernels.get_mut(name) {
+            k.launches += launches;
+            if co_offset < k.co_offset {
+                k.code_object = code_object;
+                k.co_offset = co_offset;
+            }
+            return;
+        }
+        if self.kernels.len() >= MAX_KERNELS
+            || self.kernel_name_bytes + name.len() > MAX_KERNEL_NAME_BYTES
+        {
+            self.kernel_launches_untracked += launches;
+            return;
+        }
+        self.kernel_name_bytes += name.len();
+        self.kernels.insert(
+            name.into(),
+            KernelTally {
+                launches,
+                code_object,
+                co_offset,
+            },
+        );
+    }
+
+    /// Accounts every event record of a chunk cut by [`EventChunks`].
+    pub(super) fn chunk(&mut self, c: &Chunk) {
+        let records = &c.buf[..c.events_end];
+        let mut pos = 0;
+        while pos < records.len() {
+            let header = EventHeader::parse(&records[pos..]);
+            let end = pos + header.payload_length as usize;
+            self.event(&header, &records[pos..end], c.offset + pos as u64);
+            pos = end;
+        }
+    }
+
+    /// Folds another worker's totals into these.
+    pub(super) fn merge(&mut self, o: Tally) {
+        self.events += o.events;
+        for (a, b) in self.api_counts.iter_mut().zip(&o.api_counts) {
+            *a += b;
+        }
+        self.kernel_launches += o.kernel_launches;
+        self.threads_capped |= o.threads_capped;
+        for t in o.threads {
+            if self.threads.len() < MAX_THREADS {
+                self.threads.insert(t);
+            } else if !self.threads.contains(&t) {
+                self.threads_capped = true;
+            }
+        }
+        self.first_ts = self.first_ts.min(o.first_ts);
+        self.last_ts = self.last_ts.max(o.last_ts);
+        self.kernel_launches_untracked += o.kernel_launches_untracked;
+        for (name, k) in o.kernels {
+            self.add_kernel(&name, k.launches, k.code_object, k.co_offset);
+        }
+        self.refs_capped |= o.refs_capped;
+        for h in o.blob_refs {
+            self.reference(true, h);
+        }
+        for h in o.co_refs {
+            self.reference(false, h);
+        }
+        self.d2h_checks += o.d2h_checks;
+        self.undersized += o.undersized;
+        self.unknown_ids += o.unknown_ids;
+        self.malformed.extend(o.malformed);
+        self.malformed.sort_by_key(|(offset, _)| *offset);
+        let extra = self.malformed.len().saturating_sub(MAX_DETAILED_MALFORMED);
+        self.malformed.truncate(MAX_DETAILED_MALFORMED);
+        self.malformed_more += o.malformed_more + extra as u64;
+    }
+
+    /// Accounts one complete, non-trailer record.
+    fn event(&mut self, header: &EventHeader, bytes: &[u8], offset: u64) {
+        self.events += 1;
+        self.api_counts[usize::from(header.event_type)] += 1;
+        if self.recent_threads.admit(header.thread_id) {
+            if self.threads.len() < MAX_THREADS {
+                self.threads.insert(header.thread_id);
+            } else if !self.threads.contains(&header.thread_id) {
+                self.threads_capped = true;
+            }
+        }
+        self.first_ts = self.first_ts.min(header.timestamp_ns);
+        self.last_ts = self.last_ts.max(header.timestamp_ns);
+        let v7 = self.table.canonical(header.event_type);
+        let Some(api) = v7 else {
+            self.unknown_ids += 1;
+            return;
+        };
+        if is_launch(api) {
+            self.kernel_launches += 1;
+        }
+        match decode(v7, bytes) {
+            Payload::Launch(l) => {
+                self.kernel(l.name, l.code_object, offset);
+                self.reference(false, l.code_object);
+                for s in l.snapshots() {
+                    self.reference(true, s.blob);
+                }
+            }
+            Payload::KernelNode(n) => self.reference(false, n.code_object),
+            Payload::Copy(c) => {
+                self.reference(true, c.blob);
+                self.reference(true, c.d2h_blob);
+                if c.d2h_check {
+                    self.d2h_checks += 1;
+                }
+            }
+            Payload::ModuleLoad { code_object, .. } => self.reference(false, code_object),
+            Payload::FatBinary { blob, .. } | Payload::HostRegister { blob, .. } => {
+                self.reference(true, blob)
+            }
+            Payload::Short { .. } => self.undersized += 1,
+            Payload::Malformed(e) => {
+                if self.malformed.len() < MAX_DETAILED_MALFORMED {
+                    let name = self.table.display_name(header.event_type);
+                    self.malformed.push((offset, Problem::new(
+                        "malformed_event",
+                        format!(
+                            "event seq {} ({name}) at offset {offset}: {e}; kept as an event, payload not decoded",
+                            header.sequence_id
+                        ),
+                    )));
+                } else {
+                    self.malformed_more += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+}

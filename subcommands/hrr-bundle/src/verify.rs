@@ -1,0 +1,202 @@
+//! `hrr bundle verify <file>`: re-read a bundle in one streaming pass and
+//! check it against its `BUNDLE.json`: every listed file present with the
+//! listed size and SHA-256, nothing unlisted, the zstd stream intact.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use crate::digest::{hash_stream, BUF_SIZE};
+use crate::manifest::{
+    is_safe_path, BundleManifest, FileRecord, Totals, MANIFEST_MAX_BYTES, MANIFEST_NAME,
+};
+use crate::term::inert;
+
+/// One thing wrong with a bundle: the file it concerns and what.
+struct Problem {
+    path: String,
+    what: String,
+}
+
+/// Checks `bundle`; prints `ok: N files, M bytes` (exit 0) or one line per
+/// problem on stdout and an `error:` summary on stderr (exit 1).
+pub fn run(bundle: &Path) -> anyhow::Result<i32> {
+    let file = File::open(bundle).with_context(|| format!("bundle {}", bundle.display()))?;
+    let name = bundle.display().to_string();
+    let (totals, problems) = check(file, &name);
+    if problems.is_empty() {
+        println!("ok: {} files, {} bytes", totals.files, totals.bytes);
+        return Ok(0);
+    }
+    for p in &problems {
+        println!("{}: {}", inert(&p.path), inert(&p.what));
+    }
+    eprintln!(
+        "error: {}: {} problem{} found",
+        inert(&name),
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    Ok(1)
+}
+
+/// The listed totals and every problem found in the bundle read from `file`.
+fn check(file: File, name: &str) -> (Totals, Vec<Problem>) {
+    let mut problems = Vec::new();
+    let damaged = |e: io::Error| Problem {
+        path: name.to_string(),
+        what: format!("damaged or not an hrr bundle: {e}"),
+    };
+    let decoder = match zstd::Decoder::with_buffer(BufReader::with_capacity(BUF_SIZE, file)) {
+        Ok(d) => d,
+        Err(e) => return (Totals::default(), vec![damaged(e)]),
+    };
+    let mut archive = tar::Archive::new(decoder);
+    let mut entries = match archive.entries() {
+        Ok(entries) => entries,
+        Err(e) => return (Totals::default(), vec![damaged(e)]),
+    };
+
+    let manifest = match entries.next() {
+        None => Err(format!("the bundle is empty: no {MANIFEST_NAME}")),
+        Some(Err(e)) => return (Totals::default(), vec![damaged(e)]),
+        Some(Ok(first)) => read_manifest(first),
+    };
+    let manifest = match manifest {
+        Ok(m) => m,
+        Err(what) => {
+            let path = MANIFEST_NAME.to_string();
+            return (Totals::default(), vec![Problem { path, what }]);
+        }
+    };
+    let listed = index(&manifest.files, &mut problems);
+    let totals = Totals::of(&manifest.files);
+    if manifest.totals != totals {
+        problems.push(Problem {
+            path: MANIFEST_NAME.to_string(),
+            what: format!(
+                "totals say {} files, {} bytes but the list has {} files, {} bytes",
+                manifest.totals.files, manifest.totals.bytes, totals.files, totals.bytes
+            ),
+        });
+    }
+
+    let mut seen = BTreeSet::new();
+    for entry in entries.by_ref() {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => {
+                problems.push(damaged(e));
+                break;
+            }
+        };
+        if let Err(e) = check_entry(entry, &listed, &mut seen, &mut problems) {
+            problems.push(damaged(e));
+            break;
+        }
+    }
+    // Read to the end of the zstd frame so its checksum is checked too.
+    if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
+        problems.push(damaged(e));
+    }
+    for path in listed.keys().filter(|p| !seen.contains(*p)) {
+        problems.push(Problem {
+            path: path.clone(),
+            what: format!("listed in {MANIFEST_NAME} but missing from the bundle"),
+        });
+    }
+    (totals, problems)
+}
+
+/// Parses the first entry, which must be `BUNDLE.json`.
+fn read_manifest<R: Read>(mut entry: tar::Entry<'_, R>) -> Result<BundleManifest, String> {
+    let path = entry_path(&entry);
+    if path != MANIFEST_NAME {
+        return Err(format!(
+            "the first entry is {path:?}, not {MANIFEST_NAME}: not an hrr bundle"
+        ));
+    }
+    if entry.header().size().unwrap_or(u64::MAX) > MANIFEST_MAX_BYTES {
+        return Err(format!("larger than {MANIFEST_MAX_BYTES} bytes"));
+    }
+    let mut text = Vec::new();
+    (&mut entry)
+        .take(MANIFEST_MAX_BYTES)
+        .read_to_end(&mut text)
+        .map_err(|e| format!("unreadable: {e}"))?;
+    serde_json::from_slice(&text).map_err(|e| format!("not a valid manifest: {e}"))
+}
+
+/// Listed files by path; duplicate and unsafe paths are problems.
+fn index<'a>(
+    files: &'a [FileRecord],
+    problems: &mut Vec<Problem>,
+) -> BTreeMap<String, &'a FileRecord> {
+    let mut listed = BTreeMap::new();
+    for record in files {
+        if !is_safe_path(&record.path) || record.path == MANIFEST_NAME {
+            problems.push(Problem {
+                path: record.path.clone(),
+                what: format!("not a safe relative path for a file in {MANIFEST_NAME}"),
+            });
+        } else if listed.insert(record.path.clone(), record).is_some() {
+            problems.push(Problem {
+                path: record.path.clone(),
+                what: format!("listed twice in {MANIFEST_NAME}"),
+            });
+        }
+    }
+    listed
+}
+
+/// Checks one tar entry after the manifest. An `Err` means the stream
+/// itself could not be read.
+fn check_entry<R: Read>(
+    entry: tar::Entry<'_, R>,
+    listed: &BTreeMap<String, &FileRecord>,
+    seen: &mut BTreeSet<String>,
+    problems: &mut Vec<Problem>,
+) -> io::Result<()> {
+    let path = entry_path(&entry);
+    let mut problem = |what: String| {
+        problems.push(Problem {
+            path: path.clone(),
+            what,
+        })
+    };
+    if entry.header().entry_type() != tar::EntryType::Regular {
+        problem(format!(
+            "unexpected {:?} entry, not listed in {MANIFEST_NAME}",
+            entry.header().entry_type()
+        ));
+        return Ok(());
+    }
+    let (size, sha256) = hash_stream(entry, |_| {})?;
+    let Some(record) = listed.get(&path) else {
+        problem(format!("not listed in {MANIFEST_NAME}"));
+        return Ok(());
+    };
+    if !seen.insert(path.clone()) {
+        problem("present twice in the bundle".to_string());
+        return Ok(());
+    }
+    if size != record.size {
+        problem(format!(
+            "size {size} bytes, {MANIFEST_NAME} says {}",
+            record.size
+        ));
+    } else if sha256 != record.sha256 {
+        problem(format!(
+            "SHA-256 mismatch: content {sha256}, {MANIFEST_NAME} says {}",
+            record.sha256
+        ));
+    }
+    Ok(())
+}
+
+fn entry_path<R: Read>(entry: &tar::Entry<'_, R>) -> String {
+    String::from_utf8_lossy(&entry.path_bytes()).into_owned()
+}

@@ -1,0 +1,138 @@
+//! `hrr bundle verify`: a good bundle passes; tampering, extra, missing
+//! and damaged content fail, naming what is wrong.
+#![cfg(unix)]
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{entries, rewrite, stderr, stdout, Fixture};
+
+/// A fixture with a packed `pid-1234` at `b.tar.zst`.
+fn packed() -> (Fixture, PathBuf) {
+    let fx = Fixture::new();
+    fx.process_dir("pid-1234", 3);
+    let out = fx
+        .bundle()
+        .args(["pid-1234", "-o", "b.tar.zst"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let bundle = fx.path().join("b.tar.zst");
+    (fx, bundle)
+}
+
+/// The bundle's entries as (path, content).
+fn contents(bundle: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    entries(bundle)
+        .into_iter()
+        .map(|(p, _, d)| (p, d))
+        .collect()
+}
+
+fn verify(fx: &Fixture) -> std::process::Output {
+    fx.bundle().args(["verify", "b.tar.zst"]).output().unwrap()
+}
+
+#[test]
+fn one_rewritten_byte_in_a_packed_file_fails_naming_that_file() {
+    let (fx, bundle) = packed();
+    let mut files = contents(&bundle);
+    let events = files
+        .iter_mut()
+        .find(|(p, _)| p == "archive/pid-1234/events.bin")
+        .unwrap();
+    events.1[1000] ^= 0x01;
+    rewrite(&bundle, &files);
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert!(
+        lines[0].starts_with("archive/pid-1234/events.bin: SHA-256 mismatch"),
+        "{text}"
+    );
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: ") && err.contains("1 problem"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unlisted_missing_and_resized_files_are_each_reported() {
+    let (fx, bundle) = packed();
+    let mut files = contents(&bundle);
+    files.retain(|(p, _)| p != "archive/pid-1234/manifest.json");
+    files
+        .iter_mut()
+        .find(|(p, _)| p.ends_with("fedcba9876543210fedcba9876543210"))
+        .unwrap()
+        .1
+        .push(b'!');
+    files.push(("archive/pid-1234/extra.bin".to_string(), b"x".to_vec()));
+    rewrite(&bundle, &files);
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(1));
+    let mut lines: Vec<String> = stdout(&out).lines().map(str::to_owned).collect();
+    lines.sort();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(
+        lines[0],
+        "archive/pid-1234/blobs/fedcba9876543210fedcba9876543210: size 11 bytes, BUNDLE.json says 10"
+    );
+    assert_eq!(
+        lines[1],
+        "archive/pid-1234/extra.bin: not listed in BUNDLE.json"
+    );
+    assert_eq!(
+        lines[2],
+        "archive/pid-1234/manifest.json: listed in BUNDLE.json but missing from the bundle"
+    );
+}
+
+#[test]
+fn a_truncated_bundle_is_reported_as_damaged() {
+    let (fx, bundle) = packed();
+    let data = std::fs::read(&bundle).unwrap();
+    std::fs::write(&bundle, &data[..data.len() / 2]).unwrap();
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(1));
+    let text = stdout(&out);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with(&format!("{}: damaged", "b.tar.zst"))),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_tar_without_bundle_json_first_is_not_a_bundle() {
+    let (fx, bundle) = packed();
+    let mut files = contents(&bundle);
+    files.swap(0, 1);
+    rewrite(&bundle, &files);
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).starts_with("BUNDLE.json: the first entry is"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_missing_bundle_is_one_error_line() {
+    let fx = Fixture::new();
+    let out = fx
+        .bundle()
+        .args(["verify", "nope.tar.zst"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("error: bundle nope.tar.zst"), "{err}");
+}

@@ -1,0 +1,63 @@
+//! `hrr-synth`: regenerate the committed example archives, or write a large
+//! realistic archive for benchmarks.
+//!
+//! ```text
+//! cargo run -p hrr-testkit --bin hrr-synth -- examples <dir>
+//! cargo run -p hrr-testkit --bin hrr-synth -- big <dir> [--gib N]
+//! ```
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use hrr_testkit::synth::{write_big, write_examples};
+
+fn usage() -> ExitCode {
+    eprintln!("usage: hrr-synth examples <dir> | hrr-synth big <dir> [--gib N]");
+    ExitCode::from(2)
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("examples") if args.len() == 2 => match write_examples(&PathBuf::from(&args[1])) {
+            Ok(root) => {
+                println!("wrote {}", root.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: cannot write examples: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Some("big") if args.len() == 2 || args.len() == 4 => {
+            let gib: f64 = match args.get(2).map(String::as_str) {
+                None => 1.0,
+                Some("--gib") => match args[3].parse() {
+                    Ok(g) => g,
+                    Err(_) => return usage(),
+                },
+                Some(_) => return usage(),
+            };
+            let dir = PathBuf::from(&args[1]);
+            let target = (gib * (1u64 << 30) as f64) as u64;
+            match write_big(&dir, 1, target) {
+                Ok(s) => {
+                    println!(
+                        "wrote {}/pid-1/events.bin: {} bytes, {} events, {} launches, {} D2H checks",
+                        dir.display(),
+                        s.bytes,
+                        s.events,
+                        s.launches,
+                        s.d2h_checks
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        _ => usage(),
+    }
+}
