@@ -256,7 +256,7 @@ pub struct TriageArgs {
     pub exit_code: bool,
 }
 
-/// `hrr classify --log FILE… [--archive-info FILE] [--format …] [-o FILE]`.
+/// `hrr classify --log FILE… [--archive DIR | --archive-info FILE] [--format …] [-o FILE]`.
 #[derive(Debug, Args)]
 pub struct ClassifyArgs {
     /// A replay log or an `hrr-playback --info` dump; repeatable, any order
@@ -265,10 +265,14 @@ pub struct ClassifyArgs {
         long = "log",
         value_name = "FILE",
         num_args = 1..,
-        required_unless_present = "archive_info"
+        required_unless_present_any = ["archive", "archive_info"]
     )]
     pub logs: Vec<PathBuf>,
-    /// The archive's own summary: a saved `hrr archive info --json` document.
+    /// The archive the logs came from (a pid-* directory, or a capture root
+    /// holding one process): decoded here, its summary joins the evidence.
+    #[arg(long, value_name = "DIR", conflicts_with = "archive_info")]
+    pub archive: Option<PathBuf>,
+    /// The archive's summary saved earlier: an `hrr archive info --json` document.
     #[arg(long, value_name = "FILE")]
     pub archive_info: Option<PathBuf>,
     /// Finding format (config output.format).

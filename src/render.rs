@@ -234,6 +234,8 @@ fn summary_words(f: &Finding) -> String {
     match f.outcome {
         Outcome::Unknown => match f.fault_class {
             FaultClass::Unknown => "the outcome of this replay is unknown: the inputs do not show how it ended, and nothing is inferred.".into(),
+            FaultClass::MetadataOnly => "no replay was run, so the outcome is unknown; this finding describes the archive only.".into(),
+            FaultClass::PreflightBlocked => "nothing was replayed, so the outcome is unknown: the preflight refused this host.".into(),
             other => format!("the replay outcome is unknown (fault class {}).", inert::code(&class_name(other), false)),
         },
         Outcome::Pass if f.fault_class == FaultClass::ReplayPass => {

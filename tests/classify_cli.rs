@@ -186,3 +186,66 @@ fn archive_summary_document_feeds_the_finding() {
     );
     assert!(!inside.exists());
 }
+
+#[test]
+fn archive_directory_is_decoded_into_the_finding() {
+    let sb = Sandbox::new();
+    let examples = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/crash.hrr"));
+    let pid = examples.join("pid-4243");
+    let out = sb
+        .hrr()
+        .args(["classify", "--format", "json", "--archive"])
+        .arg(&pid)
+        .arg("--log")
+        .arg(fixture("replay_memory_fault.log"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let f = Finding::from_json(&stdout(&out)).unwrap();
+    assert_eq!(
+        (f.outcome, f.kernel_name.as_deref()),
+        (Outcome::Maf, Some("crash_oob"))
+    );
+    assert_eq!(
+        (
+            f.archive_health.complete,
+            f.archive_health.processes.clone()
+        ),
+        (Some(false), vec![4243])
+    );
+    let meta = sb
+        .hrr()
+        .args(["classify", "--format", "json", "--archive"])
+        .arg(&pid)
+        .output()
+        .unwrap();
+    let m = Finding::from_json(&stdout(&meta)).unwrap();
+    assert_eq!(
+        (m.outcome, m.fault_class),
+        (Outcome::Unknown, FaultClass::MetadataOnly)
+    );
+    let root = sb
+        .hrr()
+        .args(["classify", "--archive"])
+        .arg(&examples)
+        .arg("--log")
+        .arg(fixture("replay_memory_fault.log"))
+        .output()
+        .unwrap();
+    assert_eq!(root.status.code(), Some(1));
+    assert!(
+        stderr(&root).contains("capture root with 2 processes"),
+        "{}",
+        stderr(&root)
+    );
+    let inside = sb
+        .hrr()
+        .args(["classify", "--archive"])
+        .arg(&pid)
+        .arg("-o")
+        .arg(pid.join("f.md"))
+        .output()
+        .unwrap();
+    assert_eq!(inside.status.code(), Some(1));
+    assert!(!pid.join("f.md").exists());
+}

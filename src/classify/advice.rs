@@ -426,7 +426,10 @@ fn next_steps(f: &mut Finding, e: &Evidence) {
             );
         }
         FaultClass::MetadataOnly => {
-            f.add_next_step("Replay on a host with an AMD GPU (hrr triage <archive>), or in the capture's docker image (--replay docker --image IMG).");
+            let archive = f.archive.clone().unwrap_or_else(|| "<archive>".into());
+            f.add_next_step(format!(
+                "Replay it on a host with an AMD GPU and hrr-playback: hrr triage {archive} (or in the capture's docker image: hrr triage --replay docker --image IMG {archive})."
+            ));
         }
         FaultClass::PreflightBlocked => {
             f.add_next_step(

@@ -17,7 +17,14 @@ const SUMMARY_LIMIT: u64 = 64 << 20;
 /// Runs `hrr classify`.
 pub fn run(ctx: &Context, args: &ClassifyArgs) -> anyhow::Result<i32> {
     let format = format(ctx, args.format)?;
-    let archive = args.archive_info.as_deref().map(read_summary).transpose()?;
+    if let (Some(output), Some(dir)) = (&args.output, &args.archive) {
+        crate::safety::ensure_outside(output, &crate::commands::triage::archive_root(dir))?;
+    }
+    let archive = match (&args.archive, &args.archive_info) {
+        (Some(dir), _) => Some(decode(dir)?),
+        (None, Some(file)) => Some(read_summary(file)?),
+        (None, None) => None,
+    };
     if let (Some(output), Some(root)) = (&args.output, archive.as_ref().and_then(archive_root)) {
         crate::safety::ensure_outside(output, &root)?;
     }
@@ -46,6 +53,22 @@ pub fn format(ctx: &Context, flag: Option<FindingFormat>) -> anyhow::Result<Form
             .parse()
             .context("config output.format"),
     }
+}
+
+/// Decode the archive the logs came from into the facts the classifier reads.
+pub fn decode(dir: &Path) -> anyhow::Result<ArchiveFacts> {
+    let info = crate::archive::info(dir)?;
+    let facts: ArchiveFacts = serde_json::to_value(&info)
+        .and_then(serde_json::from_value)
+        .context("archive summary")?;
+    if facts.kind == "root" {
+        anyhow::bail!(
+            "{} is a capture root with {} processes; give the pid-* directory the log was replayed from",
+            dir.display(),
+            facts.processes.len()
+        );
+    }
+    Ok(facts)
 }
 
 fn read_summary(path: &Path) -> anyhow::Result<ArchiveFacts> {

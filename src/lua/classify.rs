@@ -1,6 +1,6 @@
 //! `hrr.classify{logs=…, archive=…, replay=…, preflight=…, metadata_only=…}`:
-//! replay logs plus the tables of `hrr.archive.info`, `hrr.replay.run` and
-//! `hrr.preflight.check` in, a finding table out.
+//! replay logs plus the tables of `hrr.archive.info` (or an archive path),
+//! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
 
 use std::fs::File;
 use std::io::BufReader;
@@ -58,8 +58,21 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
             .from_value(v)
             .map_err(|e| err(format!("logs must be a list of paths: {e}")))?,
     };
-    let archive: Option<ArchiveFacts> =
-        table_option(lua, &opts, "archive", "the table hrr.archive.info returns")?;
+    let archive: Option<ArchiveFacts> = match opts.get::<Value>("archive")? {
+        Value::String(path) => {
+            let path = path.to_str()?.to_string();
+            Some(
+                crate::commands::classify::decode(std::path::Path::new(&path))
+                    .map_err(|e| err(format!("{e:#}")))?,
+            )
+        }
+        _ => table_option(
+            lua,
+            &opts,
+            "archive",
+            "an archive path or the table hrr.archive.info returns",
+        )?,
+    };
     let replay: Option<ReplayInfo> =
         table_option(lua, &opts, "replay", "the table hrr.replay.run returns")?;
     let preflight: Option<serde_json::Value> = table_option(
