@@ -94,8 +94,9 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
             };
             let at = match replay.last_launch().filter(|_| opts.sync_launch) {
                 Some(_) => {
-                    let ordinal = replay.launched + 1;
                     let k = replay.up_to_last_launch().expect("a launch");
+                    // every earlier launch completed; this one is the next
+                    let ordinal = replay.launched + 1;
                     let seq = steps[archive.last_launch().expect("a launch")].seq;
                     format!(
                         "kernel #{ordinal} \"{}\" (seq={seq}, grid={} block={})",
