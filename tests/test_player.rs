@@ -199,9 +199,9 @@ fn a_replay_walks_the_archive_and_faults_at_its_last_launch() {
         a.thread, last.seq
     )));
     let out = player(&a.dir, "fatal_api", &[]);
-    // the first hipMalloc is event 1 (after the module load)
+    // the first copy is event 3 (after the module load and two mallocs)
     assert!(stderr(&out).contains(&format!(
-        "[HRR] Fatal: T{} Event 1 (hipMalloc) returned 2 (out of memory) — aborting replay\n",
+        "[HRR] Fatal: T{} Event 3 (hipMemcpy) returned 1 (invalid argument) — aborting replay\n",
         a.thread
     )));
 }

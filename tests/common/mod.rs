@@ -103,6 +103,36 @@ pub fn test_player() -> PathBuf {
     player
 }
 
+/// Every file under `root` with its bytes, mode and mtime, for proving an
+/// archive is left exactly as it was.
+pub fn tree_snapshot(
+    root: &Path,
+) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, u32, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
+            #[cfg(unix)]
+            let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+            #[cfg(not(unix))]
+            let mode = 0;
+            let bytes = if meta.is_file() {
+                std::fs::read(entry.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            out.insert(rel, (bytes, mode, meta.modified().unwrap()));
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    out
+}
+
 /// One launch written into a [`ReplayArchive`].
 pub struct RecordedLaunch {
     /// Its sequence id, which is also its 0-based event index (one thread,

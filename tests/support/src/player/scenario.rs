@@ -61,13 +61,16 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
             std::process::abort()
         }
         "fatal_api" => {
-            // An allocation running out of memory (reference §2i), else the
-            // last event failing with invalid argument.
-            let (target, code) = match steps.iter().position(|s| s.api.starts_with("hipMalloc")) {
-                Some(i) => (i, "2 (out of memory)"),
-                None if !steps.is_empty() => (steps.len() - 1, "1 (invalid argument)"),
-                None => unsupported(scenario, archive),
-            };
+            // The API-error Fatal line of reference §2e, in its example's
+            // shape: the first copy (else the last event) returns invalid
+            // argument. Not an allocation: out of memory is a different
+            // finding (replay OOM, §2i).
+            let target = steps
+                .iter()
+                .position(|s| s.api.starts_with("hipMemcpy"))
+                .or_else(|| steps.len().checked_sub(1))
+                .unwrap_or_else(|| unsupported(scenario, archive));
+            let code = "1 (invalid argument)";
             replay.through(&steps[..target]);
             let s = &steps[target];
             replay.begin(s);
