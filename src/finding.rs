@@ -362,6 +362,7 @@ pub struct Finding {
     /// Capture environment.
     pub capture: CaptureInfo,
     /// The preflight report `{status, capture, host, blocks, confirms, warnings, notes}`.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub preflight: Option<serde_json::Value>,
     /// How the replay ran, when a replay runner reported it.
     pub replay: Option<ReplayInfo>,

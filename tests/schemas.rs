@@ -87,6 +87,23 @@ fn triage_and_classify_findings_match_the_finding_schema() {
     assert_eq!(triaged["fault_class"], "metadata_only");
     assert_valid(&v, &triaged, "the triage finding");
 
+    let every = output_of(
+        &sb,
+        &[
+            "triage",
+            examples().to_str().unwrap(),
+            "--no-replay",
+            "--all",
+            "--format",
+            "json",
+        ],
+    );
+    let every = every.as_array().expect("--all prints an array of findings");
+    assert_eq!(every.len(), 2, "pid-4242 and pid-4243");
+    for f in every {
+        assert_valid(&v, f, "a finding of triage --all");
+    }
+
     let log = fixture("replay_pass.log");
     let classified = output_of(
         &sb,
@@ -155,6 +172,12 @@ fn a_field_of_the_wrong_type_fails_validation() {
     assert!(
         !errors(&finding, &version).is_empty(),
         "another schema version"
+    );
+    let mut preflight = good.clone();
+    preflight["preflight"] = json!("ok");
+    assert!(
+        !errors(&finding, &preflight).is_empty(),
+        "a preflight that is no report"
     );
     let mut labels = good;
     labels["labels"] = json!(["CLEAN"]);
