@@ -45,8 +45,36 @@ fn print_clap(err: &clap::Error) -> i32 {
 }
 
 fn parse(argv: Vec<OsString>) -> anyhow::Result<Cli> {
-    let matches = Cli::command().try_get_matches_from(argv)?;
-    Ok(Cli::from_arg_matches(&matches)?)
+    let matches = Cli::command().try_get_matches_from(&argv)?;
+    let mut cli = Cli::from_arg_matches(&matches)?;
+    let passthrough = match &cli.command {
+        Some(Builtin::Run(args)) => args.args.len(),
+        Some(Builtin::External(words)) => words.len(),
+        _ => 0,
+    };
+    cli.global.set = config_overrides(&argv, passthrough);
+    Ok(cli)
+}
+
+/// Every `-c/--set` value in argv order, from every command level. clap keeps
+/// only the occurrences of the last level that has any (`hrr -c a=1 triage -c
+/// b=2` would lose `a=1`), so they are read from argv: `-c V`, `-cV`,
+/// `--set V`, `--set=V`, up to a `--` and never among the trailing
+/// `passthrough` words that belong to a Lua script or an external command.
+fn config_overrides(argv: &[OsString], passthrough: usize) -> Vec<String> {
+    let end = argv.len().saturating_sub(passthrough);
+    let mut words = argv.iter().take(end).skip(1).map(|w| w.to_string_lossy());
+    let mut out = Vec::new();
+    while let Some(word) = words.next() {
+        match word.as_ref() {
+            "--" => break,
+            "-c" | "--set" => out.extend(words.next().map(|v| v.into_owned())),
+            w if w.starts_with("--set=") => out.push(w["--set=".len()..].to_string()),
+            w if w.starts_with("-c") => out.push(w[2..].to_string()),
+            _ => {}
+        }
+    }
+    out
 }
 
 fn context(global: &GlobalArgs) -> anyhow::Result<Context> {
@@ -189,4 +217,21 @@ fn help(ctx: &Context, command: Option<&str>) -> anyhow::Result<i32> {
 /// The path of the running `hrr`, handed to externals as `HRR`.
 pub fn self_path() -> PathBuf {
     std::env::current_exe().unwrap_or_else(|_| PathBuf::from("hrr"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<OsString> {
+        s.split(' ').map(OsString::from).collect()
+    }
+
+    #[test]
+    fn overrides_are_kept_from_every_level_and_never_from_passthrough() {
+        let argv = words("hrr -c a=1 triage --set b=2 -cc=3 x --set=d=4 -- -c no");
+        assert_eq!(config_overrides(&argv, 0), ["a=1", "b=2", "c=3", "d=4"]);
+        let argv = words("hrr -c a=1 run s.lua -c mine");
+        assert_eq!(config_overrides(&argv, 2), ["a=1"]);
+    }
 }

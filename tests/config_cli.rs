@@ -172,3 +172,25 @@ fn the_shipped_site_example_is_valid_and_each_profile_applies() {
         "shared settings apply under every profile"
     );
 }
+
+#[test]
+fn set_flags_before_and_after_the_subcommand_all_apply() {
+    let sb = Sandbox::new();
+    let out = sb
+        .hrr()
+        .args([
+            "-c",
+            "replay.gpu=1",
+            "config",
+            "show",
+            "-c",
+            "replay.sync=event",
+        ])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("\ngpu = 1\n") && text.contains("\nsync = \"event\"\n"),
+        "{text}"
+    );
+}
