@@ -81,6 +81,24 @@ local function preflight(process, plan, gpu)
   return report
 end
 
+-- What a metadata-only finding says about the archive beyond its health:
+-- the kernels it launches (full names, most launched first) and the D2H
+-- checks a replay would verify.
+local function describe_archive(f, summary)
+  local shown, names = 5, {}
+  for i, k in ipairs(summary.kernels or {}) do
+    if i > shown then
+      names[#names + 1] = "and " .. (#summary.kernels - shown) .. " more (hrr archive info --kernels all)"
+      break
+    end
+    names[#names + 1] = k.name .. " x" .. k.launches
+  end
+  if #names > 0 then
+    f = hrr.finding.add_note(f, "kernels in the archive, by launches: " .. table.concat(names, ", "))
+  end
+  return hrr.finding.add_note(f, "D2H checks a replay would verify: " .. (summary.d2h_checks or 0))
+end
+
 -- Triages one process directory; returns its finding and whether the
 -- preflight blocked the replay.
 local function triage_process(process, root)
@@ -126,6 +144,7 @@ local function triage_process(process, root)
   end
   if plan.mode == "metadata" then
     f = hrr.finding.add_note(f, "metadata only: " .. plan.why)
+    f = describe_archive(f, summary)
   end
   return f, blocked
 end
@@ -160,7 +179,7 @@ local function main()
   local targets = {}
   if root and opts.all then
     for _, p in ipairs(root.processes) do
-      if p.state ~= "leftover" then targets[#targets + 1] = p.path end
+      targets[#targets + 1] = p.path
     end
   elseif root then
     if not a.chosen then stop(1, "no process in " .. a.path .. " can be triaged: " .. (a.reason or "no pid-* directory holds an events.bin")) end
