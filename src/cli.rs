@@ -60,37 +60,39 @@ pub struct GlobalArgs {
 /// external `hrr-<name>`.
 #[derive(Debug, Subcommand)]
 pub enum Builtin {
+    /// Triage an archive: decode, preflight, replay, classify, report.
+    Triage(TriageArgs),
+
     /// Decode an archive without ROCm: health, totals, APIs, kernels, events.
     #[command(subcommand)]
     Archive(ArchiveCmd),
 
-    /// Inspect and create config files.
-    #[command(subcommand)]
-    Config(ConfigCmd),
-
-    /// Triage an archive: decode, preflight, replay, classify, report.
-    Triage(TriageArgs),
-
-    /// The analyzer on its own: replay logs (+ the archive's summary) → finding.
-    Classify(ClassifyArgs),
-
-    /// Re-render a saved finding (JSON) as markdown or JSON.
-    Render(RenderArgs),
     /// Can this host (or a docker image) replay an archive faithfully?
     Preflight(PreflightArgs),
 
     /// Print the hrr-playback that would be used and how it was found.
     Playback(PlaybackArgs),
 
-    /// Run a Lua workflow file.
-    Run(RunArgs),
-
     /// Replay one process capture with hrr-playback and record how it ended.
     #[command(
         after_help = "Exit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
     )]
     Replay(ReplayArgs),
-    /// Print a shell completion script (includes Lua workflows, externals and aliases found now).
+
+    /// The analyzer on its own: replay logs (+ the archive's summary) → finding.
+    Classify(ClassifyArgs),
+
+    /// Re-render a saved finding (JSON) as markdown or JSON.
+    Render(RenderArgs),
+
+    /// Inspect and create config files.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+
+    /// Run a Lua workflow file.
+    Run(RunArgs),
+
+    /// Print a shell completion script (with the workflows and externals found now).
     Completions {
         /// The shell.
         #[arg(value_enum)]
