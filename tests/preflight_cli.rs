@@ -420,12 +420,13 @@ fn docker_unavailable_and_permission_denied_are_clear_outcomes() {
 fn a_root_with_several_processes_asks_for_one() {
     let w = World::new(&matching());
     w.sb.write("cap/pid-43/manifest.json", &matching());
+    w.sb.write("cap/pid-43/events.bin", "");
     let out = w.preflight(&[]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
         err.contains(
-            "is a capture root with 2 processes (pid-42, pid-43); pass the pid-* directory"
+            "is a capture root with 2 processes (pid-42, pid-43); pass one pid-* directory"
         ),
         "{err}"
     );

@@ -533,7 +533,9 @@ fn a_root_with_several_processes_names_them() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("holds 2 process captures (pid-4242, pid-5000)"),
+        err.contains(
+            "is a capture root with 2 processes (pid-4242, pid-5000); pass one pid-* directory"
+        ),
         "{err}"
     );
 }

@@ -55,6 +55,37 @@ pub struct ArchiveRef {
     pub problems: Vec<Problem>,
 }
 
+/// The one process archive `path` names: a `pid-*` directory (or any
+/// directory with `events.bin`), or a capture root holding exactly one
+/// process. A root with several is an error naming them and the one triage
+/// would pick, because choosing among them is `triage`'s job, not a
+/// primitive's.
+pub fn single_process(path: &Path) -> anyhow::Result<PathBuf> {
+    let r = resolve(path)?;
+    if r.kind == "process" || r.processes.len() == 1 {
+        return Ok(PathBuf::from(r.path));
+    }
+    let names: Vec<String> = r
+        .processes
+        .iter()
+        .map(|p| format!("pid-{}", p.pid))
+        .collect();
+    if names.is_empty() {
+        anyhow::bail!(
+            "{} holds no process capture (no events.bin, no pid-*/events.bin)",
+            path.display()
+        );
+    }
+    anyhow::bail!(
+        "{} is a capture root with {} processes ({}); pass one pid-* directory, e.g. {} ({})",
+        path.display(),
+        names.len(),
+        names.join(", "),
+        r.path,
+        r.reason
+    )
+}
+
 /// What `archive info` reports for a path.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]

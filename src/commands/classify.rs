@@ -57,18 +57,11 @@ pub fn format(ctx: &Context, flag: Option<FindingFormat>) -> anyhow::Result<Form
 
 /// Decode the archive the logs came from into the facts the classifier reads.
 pub fn decode(dir: &Path) -> anyhow::Result<ArchiveFacts> {
-    let info = crate::archive::info(dir)?;
-    let facts: ArchiveFacts = serde_json::to_value(&info)
+    let process = crate::archive::single_process(dir)?;
+    let summary = crate::archive::summarize(&process)?;
+    serde_json::to_value(&summary)
         .and_then(serde_json::from_value)
-        .context("archive summary")?;
-    if facts.kind == "root" {
-        anyhow::bail!(
-            "{} is a capture root with {} processes; give the pid-* directory the log was replayed from",
-            dir.display(),
-            facts.processes.len()
-        );
-    }
-    Ok(facts)
+        .context("archive summary")
 }
 
 fn read_summary(path: &Path) -> anyhow::Result<ArchiveFacts> {

@@ -16,7 +16,7 @@ mod windows;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{anyhow, bail};
+use anyhow::anyhow;
 use serde::Serialize;
 
 use crate::config::Config;
@@ -147,48 +147,7 @@ pub fn check_with(
     }
 }
 
-/// The process directory `path` names: itself when it is a `pid-*`
-/// directory or holds `events.bin`; the only `pid-*` directory of a capture
-/// root; otherwise an error saying what to pass.
+/// The process directory `path` names (see [`crate::archive::single_process`]).
 pub fn resolve_process_dir(path: &Path) -> anyhow::Result<PathBuf> {
-    let meta = std::fs::metadata(path)
-        .map_err(|e| anyhow!("cannot read archive {}: {e}", path.display()))?;
-    if !meta.is_dir() {
-        bail!(
-            "{} is not a directory: pass a capture root or its pid-* directory",
-            path.display()
-        );
-    }
-    let is_pid = path
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with("pid-"));
-    if is_pid || path.join("events.bin").is_file() {
-        return Ok(path.to_path_buf());
-    }
-    let mut pids: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| anyhow!("cannot list {}: {e}", path.display()))?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().starts_with("pid-"))
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.path())
-        .collect();
-    pids.sort();
-    match pids.len() {
-        1 => Ok(pids.remove(0)),
-        0 => bail!(
-            "{} is not an HRR archive: no events.bin and no pid-* directory",
-            path.display()
-        ),
-        n => {
-            let names: Vec<String> = pids
-                .iter()
-                .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                .collect();
-            bail!(
-                "{} is a capture root with {n} processes ({}); pass the pid-* directory to check",
-                path.display(),
-                names.join(", ")
-            )
-        }
-    }
+    crate::archive::single_process(path)
 }

@@ -29,30 +29,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<Target> {
             path.display()
         );
     }
-    let pid_dir = if abs.join("events.bin").is_file() {
-        abs
-    } else {
-        let mut pids = process_dirs(&abs);
-        match pids.len() {
-            1 => pids.remove(0),
-            0 => bail!(
-                "{} holds no process capture (no events.bin, no pid-*/events.bin)",
-                path.display()
-            ),
-            n => {
-                let names: Vec<String> = pids
-                    .iter()
-                    .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-                    .collect();
-                bail!(
-                    "{} holds {n} process captures ({}); replay one of them, e.g. {}",
-                    path.display(),
-                    names.join(", "),
-                    path.join(&names[0]).display()
-                )
-            }
-        }
-    };
+    let pid_dir = crate::archive::single_process(&abs)?;
     let capture_root = pid_dir.parent().unwrap_or(&pid_dir).to_path_buf();
     let is_root = capture_root.join("manifest.json").is_file()
         || capture_root.extension().is_some_and(|e| e == "hrr");
@@ -66,19 +43,6 @@ pub fn resolve(path: &Path) -> anyhow::Result<Target> {
         capture_root,
         archive,
     })
-}
-
-fn process_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("pid-"))
-        .map(|e| e.path())
-        .filter(|p| p.join("events.bin").is_file())
-        .collect();
-    dirs.sort();
-    dirs
 }
 
 #[cfg(test)]
@@ -100,7 +64,9 @@ mod tests {
         std::fs::write(root.join("pid-9/events.bin"), b"").unwrap();
         let err = resolve(&root).unwrap_err().to_string();
         assert!(
-            err.contains("holds 2 process captures (pid-7, pid-9)"),
+            err.contains(
+                "is a capture root with 2 processes (pid-7, pid-9); pass one pid-* directory"
+            ),
             "{err}"
         );
         let err = resolve(&dir.path().join("nope")).unwrap_err().to_string();
