@@ -437,7 +437,7 @@ fn a_root_with_several_processes_asks_for_one() {
             .output()
             .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).starts_with("error: cannot read archive"));
+    assert!(stderr(&out).starts_with("error: cannot open archive"));
 }
 
 #[test]
