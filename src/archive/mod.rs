@@ -207,7 +207,8 @@ pub fn list_root(root: &Path) -> anyhow::Result<RootListing> {
             ));
         }
         if !problems.is_empty() {
-            msg.push_str(&format!(" {} entries were refused", problems.len()));
+            let why: Vec<&str> = problems.iter().map(|p| p.detail.as_str()).collect();
+            msg.push_str(&format!(" Refused: {}", why.join("; ")));
         }
         bail!(msg);
     }

@@ -7,7 +7,9 @@
 //!   objects, manifests with `metadata`, root manifests);
 //! - [`synth`]: the `examples/` capture root and the large benchmark stream;
 //! - `player` (Unix): the test player standing in for `hrr-playback`, and
-//!   the fake `docker`/`sudo` it becomes through a symlink.
+//!   the fake `docker`/`sudo` it becomes through a symlink;
+//! - `tree` (Unix): fingerprints of directory trees (archive immutability)
+//!   and the search for torn `.hrr-tmp-*` files.
 
 pub mod archive;
 pub mod events;
@@ -15,3 +17,5 @@ pub mod synth;
 
 #[cfg(unix)]
 pub mod player;
+#[cfg(unix)]
+pub mod tree;
