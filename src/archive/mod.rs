@@ -75,7 +75,10 @@ pub fn info(path: &Path) -> anyhow::Result<Info> {
     let listing = list_root(&dir)?;
     if listing.processes.len() == 1 {
         let only = PathBuf::from(&listing.processes[0].path);
-        return Ok(Info::Process(Box::new(summarize(&only)?)));
+        let mut summary = summarize(&only)?;
+        // The root's refused entries (a symlinked pid-*) stay visible.
+        summary.problems.extend(listing.problems);
+        return Ok(Info::Process(Box::new(summary)));
     }
     Ok(Info::Root(listing))
 }

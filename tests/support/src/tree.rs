@@ -39,7 +39,14 @@ fn walk(root: &Path, path: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
     let rel = path.strip_prefix(root).unwrap_or(path).to_path_buf();
     out.insert(
         rel,
-        (tag, meta.mode(), meta.mtime(), meta.mtime_nsec(), meta.len(), hash),
+        (
+            tag,
+            meta.mode(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.len(),
+            hash,
+        ),
     );
     if tag == 'd' {
         if let Ok(entries) = std::fs::read_dir(path) {
