@@ -111,6 +111,19 @@ pub fn run(scenario: &str, opts: &Options, archive: &'static Archive, out: &mut 
             err("[HRR] Replay stopped: data divergence exceeded threshold (20/64 D2H validations failed). This is a replay-fidelity limit (nondeterministic GPU reductions in an unstable workload), not an HRR bug — see the [HRR] replay DIVERGED message above.");
             finish(out, 2)
         }
+        "hang_grandchild" => {
+            replay.launch_all();
+            replay.summary(out, 3, 0, "PASS");
+            out.flush();
+            escape_with_the_streams();
+            finish(out, 0)
+        }
+        "flood_hang" => {
+            flood();
+            replay.complete(&archive.kernels[0]);
+            replay.begin(&archive.kernels[1]);
+            hang()
+        }
         "flood" => {
             flood();
             replay.launch_all();
@@ -252,6 +265,32 @@ fn hang() -> ! {
     }
     loop {
         std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
+/// Starts a daemon that leaves the player's process group and session
+/// (`setsid`), ignores SIGTERM and keeps the player's stdout (the pty) and
+/// stderr open; its pid goes to `HRR_TEST_CHILD_PID_FILE`.
+fn escape_with_the_streams() {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("sleep");
+    cmd.arg("1000").stdin(std::process::Stdio::null());
+    // SAFETY: setsid and signal are async-signal-safe; nothing else runs
+    // between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            use nix::sys::signal::{signal, SigHandler, Signal};
+            nix::unistd::setsid()?;
+            signal(Signal::SIGTERM, SigHandler::SigIgn)?;
+            Ok(())
+        });
+    }
+    match (cmd.spawn(), std::env::var("HRR_TEST_CHILD_PID_FILE")) {
+        (Ok(c), Ok(path)) => {
+            super::write_atomically(std::path::Path::new(&path), &c.id().to_string())
+        }
+        (Err(e), _) => err(&format!("hrr-test-player: cannot start the daemon: {e}")),
+        _ => {}
     }
 }
 
