@@ -96,6 +96,9 @@ pub fn run_workflow(
             if let Some(tb) = traceback {
                 ctx.ui.detail(&tb);
             }
+            if let Some(sig) = crate::replay::interrupted() {
+                return Err(crate::error::Failure::new(128 + sig, message).into());
+            }
             return Err(anyhow!(message));
         }
     };
