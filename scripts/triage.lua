@@ -65,7 +65,7 @@ local function preflight(process, plan, gpu)
     return nil
   end
   local mode = plan.mode == "docker" and "docker" or "host"
-  local report = hrr.preflight.check(process, { mode = mode, gpu = gpu, image = hrr.config.get("docker.image") })
+  local report = hrr.preflight.check(process, { mode = mode, gpu = gpu })
   if plan.mode == "metadata" or report.status ~= "confirm" then
     return report
   end
@@ -79,11 +79,6 @@ local function preflight(process, plan, gpu)
     stop(3, "aborted at the version mismatch prompt")
   end
   return report
-end
-
--- The command a person runs on a GPU host to finish what metadata-only began.
-local function gpu_host_command(process)
-  return "on a host with an AMD GPU and hrr-playback: `hrr triage " .. process .. "`"
 end
 
 -- Triages one process directory; returns its finding and whether the
@@ -131,7 +126,6 @@ local function triage_process(process, root)
   end
   if plan.mode == "metadata" then
     f = hrr.finding.add_note(f, "metadata only: " .. plan.why)
-    f = hrr.finding.add_next_step(f, "Replay it: " .. gpu_host_command(process))
   end
   return f, blocked
 end

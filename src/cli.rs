@@ -103,6 +103,20 @@ pub enum Builtin {
         command: Option<String>,
     },
 
+    /// Print the LuaCATS type stubs of the `hrr` Lua module (for lua-language-server).
+    #[command(
+        after_help = "Save the output as a .lua file in a directory your editor's lua-language-server reads (e.g. `hrr lua-types > .hrr/hrr.d.lua` with workspace.library pointing there)."
+    )]
+    LuaTypes,
+
+    /// Print the JSON Schema of a machine-readable output.
+    Schema {
+        /// The document: a finding (`triage`/`classify`/`render --format json`),
+        /// `archive info --json`, or `preflight --json`.
+        #[arg(value_enum)]
+        document: SchemaDocument,
+    },
+
     /// Help for a builtin, a Lua workflow or an external command.
     Help {
         /// The command.
@@ -202,6 +216,18 @@ pub enum ReplayChoice {
     Native,
     /// `hrr-playback` inside `docker.image`.
     Docker,
+}
+
+/// A machine-readable output of `hrr` that `hrr schema` describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaDocument {
+    /// A finding, as `hrr triage --format json`, `hrr classify --format json`
+    /// and `hrr render --format json` print it.
+    Finding,
+    /// `hrr archive info --json`: a process summary or a capture-root listing.
+    ArchiveInfo,
+    /// `hrr preflight --json`.
+    Preflight,
 }
 
 /// Output format of a finding.

@@ -82,6 +82,8 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
         Builtin::Completions { shell } => commands::completions::run(&ctx, shell),
         Builtin::Man { command } => commands::completions::man(command.as_deref()),
+        Builtin::LuaTypes => commands::lua_types::run(),
+        Builtin::Schema { document } => commands::schema::run(document),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words),
     }

@@ -13,7 +13,9 @@ use std::str::FromStr;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What happened to the replay, in the upstream skill's vocabulary.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Outcome {
     /// The replay completed and its D2H checks passed (the player printed `[HRR] PASS`).
@@ -32,7 +34,9 @@ pub enum Outcome {
 }
 
 /// Why the replay ended the way it did (DESIGN §6 fault classes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultClass {
     /// Clean replay, nothing to report.
@@ -65,7 +69,19 @@ pub enum FaultClass {
 }
 
 /// A named known-limitation pattern attached to a finding (DESIGN §6 labels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Label {
     /// The archive has no valid clean-shutdown trailer: the capture died.
     #[serde(rename = "CRASH-TRUNCATED")]
@@ -155,7 +171,7 @@ impl FromStr for Label {
 }
 
 /// How the kernel name in a finding was established (DESIGN §6 `kernel_source`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KernelSource {
     /// The runtime's fault report (`Memory Fault Error [... kernel: …]`, the
@@ -174,7 +190,7 @@ pub enum KernelSource {
 }
 
 /// One label with its one-line explanation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LabelEntry {
     /// The label.
     pub label: Label,
@@ -185,7 +201,7 @@ pub struct LabelEntry {
 
 /// Device-allocation placement during replay (`hrr-playback` placement lines).
 /// Serialised as `{"off": reason}` or `{"placed", "fell_back", "named"}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Placement {
     /// Placement was off for the whole replay (`Placement : off (<why>)`).
@@ -205,7 +221,7 @@ pub enum Placement {
 }
 
 /// Archive health as the finding reports it (from `hrr archive info` or `--info`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ArchiveHealth {
     /// The archive has a valid clean-shutdown trailer.
@@ -231,7 +247,7 @@ pub struct ArchiveHealth {
 }
 
 /// Capture environment from the manifest metadata.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct CaptureInfo {
     /// HIP runtime version of the capture host.
@@ -248,7 +264,7 @@ pub struct CaptureInfo {
 
 /// How the replay was run and how the player process ended (what the replay
 /// runner reports; `hrr.replay.run` returns exactly these fields).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct ReplayInfo {
     /// `native` or `docker`.
@@ -271,10 +287,11 @@ pub struct ReplayInfo {
 
 /// The triage result for one archive (DESIGN §6). JSON field names and order
 /// are the documented schema.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Finding {
     /// Always [`SCHEMA_VERSION`].
+    #[schemars(extend("const" = SCHEMA_VERSION))]
     pub schema_version: u32,
     /// The archive path the finding is about, when known.
     pub archive: Option<String>,
@@ -345,6 +362,7 @@ pub struct Finding {
     /// Capture environment.
     pub capture: CaptureInfo,
     /// The preflight report `{status, capture, host, blocks, confirms, warnings, notes}`.
+    #[schemars(with = "Option<serde_json::Map<String, serde_json::Value>>")]
     pub preflight: Option<serde_json::Value>,
     /// How the replay ran, when a replay runner reported it.
     pub replay: Option<ReplayInfo>,

@@ -142,3 +142,33 @@ fn init_writes_a_starter_once_and_refuses_to_overwrite() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("already exists"));
 }
+
+#[test]
+fn the_shipped_site_example_is_valid_and_each_profile_applies() {
+    let sb = Sandbox::new();
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/site.example.toml"
+    ))
+    .unwrap();
+    sb.write("site.toml", &example);
+    let get = |profile: &str, key: &str| {
+        let out = sb
+            .hrr()
+            .args(["--profile", profile, "config", "get", key])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out).trim().to_string()
+    };
+    assert_eq!(get("mi300x", "replay.mode"), "native");
+    assert_eq!(get("mi300x", "rocm.path"), "/opt/rocm-7.2.0");
+    assert_eq!(get("vllm", "replay.mode"), "docker");
+    assert_eq!(get("vllm", "docker.image"), "rocm/vllm:latest");
+    assert_eq!(get("vllm", "replay.timeout"), "1h");
+    assert_eq!(
+        get("mi300x", "replay.timeout"),
+        "45m",
+        "shared settings apply under every profile"
+    );
+}

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{stderr, test_player, Sandbox};
+use common::{stderr, test_player, ReplayArchive, Sandbox};
 use serde_json::Value;
 
 const IMAGE: &str = "rocm/hrr-test:7.0";
@@ -17,24 +17,26 @@ struct Rig {
     sb: Sandbox,
     root: PathBuf,
     bin: PathBuf,
+    archive: ReplayArchive,
 }
 
 impl Rig {
     fn new() -> Rig {
         let sb = Sandbox::new();
-        let root = sb
-            .write("cap.hrr/pid-4242/events.bin", "")
-            .parent()
-            .and_then(Path::parent)
-            .unwrap()
-            .to_path_buf();
+        let root = sb.path().join("cap.hrr");
+        let archive = common::write_replay_archive(&root, 4242, &["fill_ones", "saxpy"]);
         let bin = sb.path().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(sb.path().join("state")).unwrap();
         for name in ["docker", "sudo"] {
             std::os::unix::fs::symlink(test_player(), bin.join(name)).unwrap();
         }
-        Rig { sb, root, bin }
+        Rig {
+            sb,
+            root,
+            bin,
+            archive,
+        }
     }
 
     fn file(&self, name: &str) -> PathBuf {
@@ -91,7 +93,8 @@ fn the_docker_command_mounts_read_only_names_the_container_and_uses_no_shell() {
     let (json, log) = result(&out);
     assert_eq!(json["mode"], "docker");
     assert_eq!(json["exit_code"], 0);
-    assert!(log.contains("[HRR] Archive : 23 events"), "{log}");
+    let events = format!("[HRR] Archive : {} events", rig.archive.events);
+    assert!(log.contains(&events), "{log}");
     assert!(log.contains("\n[HRR] PASS\n"), "{log}");
 
     let calls = rig.calls();

@@ -8,28 +8,43 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{stderr, stdout, test_player, Sandbox};
+use common::{stderr, stdout, test_player, ReplayArchive, Sandbox};
 use serde_json::Value;
 
-/// A sandbox with a capture root `cap.hrr/pid-4242` and a readable stand-in
-/// for /dev/kfd.
+/// A sandbox with a capture root `cap.hrr/pid-4242` (three launches, see
+/// [`common::write_replay_archive`]) and a readable stand-in for /dev/kfd.
 struct Rig {
     sb: Sandbox,
     root: PathBuf,
     pid_dir: PathBuf,
+    archive: ReplayArchive,
 }
 
 impl Rig {
     fn new() -> Rig {
         let sb = Sandbox::new();
-        let pid_dir = sb
-            .write("cap.hrr/pid-4242/events.bin", "")
-            .parent()
-            .unwrap()
-            .to_path_buf();
+        let root = sb.path().join("cap.hrr");
+        let archive =
+            common::write_replay_archive(&root, 4242, &["fill_ones", "vector_add", "saxpy"]);
         sb.write("kfd", "");
-        let root = pid_dir.parent().unwrap().to_path_buf();
-        Rig { sb, root, pid_dir }
+        Rig {
+            sb,
+            root,
+            pid_dir: archive.dir.clone(),
+            archive,
+        }
+    }
+
+    /// The `[HRR] Archive :` start line the player prints for the archive.
+    fn archive_line(&self) -> String {
+        let a = &self.archive;
+        format!(
+            "[HRR] Archive : {} events, {} kernels, {} blobs, {} code objects\n",
+            a.events,
+            a.launches.len(),
+            a.blobs,
+            a.code_objects
+        )
     }
 
     fn file(&self, name: &str) -> PathBuf {
@@ -125,10 +140,7 @@ fn a_passing_replay_is_logged_whole_with_its_exit_code() {
             "--trace-kernels"
         ]
     );
-    assert!(
-        log.starts_with("[HRR] Archive : 23 events, 3 kernels, 4 blobs, 1 code objects\n"),
-        "{log}"
-    );
+    assert!(log.starts_with(&rig.archive_line()), "{log}");
     assert!(log.contains("\n[HRR] PASS\n"), "{log}");
     assert_eq!(last_line(&log), "[hrr] replay exited with code 0");
 
@@ -146,34 +158,33 @@ fn a_passing_replay_is_logged_whole_with_its_exit_code() {
 }
 
 /// (scenario, exit code, signal, a line the player printed, last log line).
-type Ending = (
-    &'static str,
-    Option<i64>,
-    Option<i64>,
-    &'static str,
-    &'static str,
-);
+type Ending = (&'static str, Option<i64>, Option<i64>, String, &'static str);
 
 #[test]
 fn every_ending_is_recorded_with_its_exit_code_or_signal() {
-    // From reference playback-output.md §1.4, §2e–§2j; SIGABRT = 6, SIGSEGV = 11.
-    let cases: &[Ending] = &[
-        ("d2h_fail", Some(1), None, "[HRR] FAIL", "[hrr] replay exited with code 1"),
-        ("fault_error", Some(1), None, "[HRR] Fatal: T48213 Event 16 (hipLaunchKernel) returned 700 (an illegal memory access was encountered) — aborting replay", "[hrr] replay exited with code 1"),
-        ("fatal_api", Some(1), None, "[HRR] Replay aborted due to fatal HIP error — exiting", "[hrr] replay exited with code 1"),
-        ("version_mismatch", Some(1), None, "[HRR] Version mismatch in ", "[hrr] replay exited with code 1"),
-        ("watchdog", Some(124), None, "[HRR][WATCHDOG] GPU sync did not complete within 60000 ms", "[hrr] replay exited with code 124"),
-        ("divergence", Some(2), None, "[HRR] Replay stopped: data divergence exceeded threshold", "[hrr] replay exited with code 2"),
-        ("queue_abort", None, Some(6), "aborting with error : HSA_STATUS_ERROR_EXCEPTION", "[hrr] replay killed by signal 6"),
-        ("segv", None, Some(11), "[HRR launch] seq=15 kernel=2", "[hrr] replay killed by signal 11"),
-    ];
     let rig = Rig::new();
-    for (scenario, code, signal, printed, marker) in cases {
+    let a = &rig.archive;
+    let last = a.last_launch();
+    let (d2h_seq, d2h_bytes) = *a.d2h.last().unwrap();
+    // From reference playback-output.md §1.4, §2e–§2j; SIGABRT = 6, SIGSEGV
+    // = 11. Faults, crashes and the watchdog happen at the archive's last
+    // launch; its event index is its sequence id (one thread, from 0).
+    let cases: Vec<Ending> = vec![
+        ("d2h_fail", Some(1), None, format!("[HRR] kernarg D2H FAIL seq={d2h_seq}: {d2h_bytes} bytes"), "[hrr] replay exited with code 1"),
+        ("fault_error", Some(1), None, format!("[HRR] Fatal: T{} Event {} (hipModuleLaunchKernel) returned 700 (an illegal memory access was encountered) — aborting replay", a.thread, last.seq), "[hrr] replay exited with code 1"),
+        ("fatal_api", Some(1), None, "[HRR] Replay aborted due to fatal HIP error — exiting".into(), "[hrr] replay exited with code 1"),
+        ("version_mismatch", Some(1), None, "[HRR] Version mismatch in ".into(), "[hrr] replay exited with code 1"),
+        ("watchdog", Some(124), None, format!("[HRR][WATCHDOG] GPU sync did not complete within 60000 ms at: kernel #{} \"{}\" (seq={}, grid=[{},1,1] block=[{},1,1])", a.launches.len(), last.name, last.seq, last.grid[0], last.block[0]), "[hrr] replay exited with code 124"),
+        ("divergence", Some(2), None, "[HRR] Replay stopped: data divergence exceeded threshold".into(), "[hrr] replay exited with code 2"),
+        ("queue_abort", None, Some(6), "aborting with error : HSA_STATUS_ERROR_EXCEPTION".into(), "[hrr] replay killed by signal 6"),
+        ("segv", None, Some(11), format!("[HRR launch] seq={} kernel={} launch=MOD", last.seq, a.launches.len()), "[hrr] replay killed by signal 11"),
+    ];
+    for (scenario, code, signal, printed, marker) in &cases {
         let (json, log, _) = run_json(&mut rig.replay(scenario), &rig.root);
         assert_eq!(json["exit_code"].as_i64(), *code, "{scenario}");
         assert_eq!(json["signal"].as_i64(), *signal, "{scenario}");
         assert_eq!(json["timed_out"], false, "{scenario}");
-        assert!(log.contains(printed), "{scenario}: {log}");
+        assert!(log.contains(printed.as_str()), "{scenario}: {log}");
         assert_eq!(last_line(&log), *marker, "{scenario}");
     }
 }
@@ -185,8 +196,13 @@ fn an_aborting_player_keeps_its_buffered_stdout_on_the_pty_but_not_through_a_pip
     assert_eq!(json["signal"], 6);
     assert_eq!(json["exit_code"], Value::Null);
     // stdout start lines, printed before the fault and never flushed by the player:
+    assert!(log.contains(&rig.archive_line()), "{log}");
+    // the runtime names the kernel that faulted: the archive's last launch
     assert!(
-        log.contains("[HRR] Archive : 17 events, 1 kernels, 2 blobs, 0 code objects\n"),
+        log.contains(&format!(
+            "Memory Fault Error [host: node01, GPU index: 0, faulting addr: 0x7f3a2c600000, kernel: {}]\n",
+            rig.archive.last_launch().name
+        )),
         "{log}"
     );
     assert!(
@@ -244,10 +260,13 @@ fn a_hung_player_ignoring_sigterm_is_killed_with_its_child_at_the_timeout() {
     assert!(took >= Duration::from_secs(2), "took {took:?}");
     assert_eq!(json["timed_out"], true);
     assert_eq!(json["signal"], 9, "SIGTERM is ignored, so KILL ends it");
-    assert!(
-        log.contains("[HRR launch] seq=15 kernel=2 launch=MOD"),
-        "{log}"
+    let last = rig.archive.last_launch();
+    let hung = format!(
+        "[HRR launch] seq={} kernel={} launch=MOD",
+        last.seq,
+        rig.archive.launches.len()
     );
+    assert!(log.contains(&hung), "{log}");
     assert_eq!(last_line(&log), "[hrr] replay timed out after 2s");
     let child: i32 = std::fs::read_to_string(&child_file)
         .unwrap()
@@ -536,8 +555,11 @@ fn verbose_echoes_the_player_live_on_stderr_and_quiet_prints_nothing() {
         .output()
         .unwrap();
     let err = stderr(&out);
+    let (seq, bytes) = *rig.archive.d2h.last().unwrap();
     assert!(
-        err.contains("\n[HRR] kernarg D2H FAIL seq=21: 4096 bytes"),
+        err.contains(&format!(
+            "\n[HRR] kernarg D2H FAIL seq={seq}: {bytes} bytes"
+        )),
         "{err}"
     );
     assert!(err.contains("\n[HRR] FAIL\n"), "{err}");

@@ -54,7 +54,7 @@ impl ManifestState {
 }
 
 /// How a process's capture ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ProcessState {
     /// Clean shutdown: manifest `complete: true` (and, in a summary, a

@@ -56,7 +56,7 @@ pub struct ArchiveRef {
 }
 
 /// What `archive info` reports for a path.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum Info {
     /// One process archive (also a root holding exactly one process).

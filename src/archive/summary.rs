@@ -24,7 +24,7 @@ pub const FATAL_PROBLEMS: [&str; 4] = [
 ];
 
 /// A health problem: a stable `kind` for programs and a plain sentence.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     /// Stable identifier (`torn_tail`, `no_trailer`, `missing_blobs`, …).
     pub kind: String,
@@ -43,7 +43,7 @@ impl Problem {
 }
 
 /// The clean-shutdown trailer as found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TrailerInfo {
     /// A valid trailer (type 0xFFFF, length 44, "HEOF") was read.
     pub present: bool,
@@ -53,7 +53,7 @@ pub struct TrailerInfo {
 }
 
 /// Calls of one API.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ApiCount {
     /// Raw `event_type` as recorded.
     pub id: u16,
@@ -64,7 +64,7 @@ pub struct ApiCount {
 }
 
 /// Launches of one kernel (by full name).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelSummary {
     /// Full mangled name, never truncated (lossy UTF-8 of the raw bytes).
     pub name: String,
@@ -75,7 +75,7 @@ pub struct KernelSummary {
 }
 
 /// Files present vs hashes referenced by events.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileRefs {
     /// Files found on disk.
     pub files: u64,
@@ -86,7 +86,9 @@ pub struct FileRefs {
 }
 
 /// Region sidecar counts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct RegionSummary {
     /// `regions/*.hrrr` files.
     pub streams: u64,
@@ -95,11 +97,13 @@ pub struct RegionSummary {
 }
 
 /// Everything `hrr` can tell about one process archive without ROCm.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArchiveSummary {
     /// Always [`SCHEMA_VERSION`].
+    #[schemars(extend("const" = SCHEMA_VERSION))]
     pub schema_version: u32,
     /// Always `"process"`.
+    #[schemars(extend("const" = "process"))]
     pub kind: String,
     /// Absolute path of the `pid-*` directory.
     pub path: String,
@@ -163,7 +167,7 @@ impl ArchiveSummary {
 }
 
 /// One `pid-*` entry of a capture root.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ProcessEntry {
     /// Process id from the directory name.
     pub pid: u64,
@@ -183,11 +187,13 @@ pub struct ProcessEntry {
 }
 
 /// The `archive info --json` document of a capture root.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RootListing {
     /// Always [`SCHEMA_VERSION`].
+    #[schemars(extend("const" = SCHEMA_VERSION))]
     pub schema_version: u32,
     /// Always `"root"`.
+    #[schemars(extend("const" = "root"))]
     pub kind: String,
     /// Absolute path of the root.
     pub path: String,

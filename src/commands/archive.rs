@@ -22,7 +22,7 @@ pub fn run(ctx: &Context, cmd: &ArchiveCmd) -> anyhow::Result<i32> {
 }
 
 /// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-fn emit(text: &str) -> anyhow::Result<()> {
+pub fn emit(text: &str) -> anyhow::Result<()> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),

@@ -12,7 +12,7 @@ use crate::context::Context;
 use crate::finding::{Finding, Label};
 
 /// Registry key of the metatable that gives finding tables their methods.
-const METATABLE: &str = "hrr.finding.metatable";
+pub(super) const METATABLE: &str = "hrr.finding.metatable";
 
 /// A finding as a Lua table: unknown fields are `nil` (not a null
 /// sentinel), lists are sequences, and the finding methods are attached.

@@ -11,6 +11,7 @@ mod finding;
 mod fs;
 mod json;
 mod log;
+mod names;
 mod playback;
 mod preflight;
 mod render;
@@ -25,6 +26,7 @@ use mlua::chunk::ChunkMode;
 use mlua::{HookTriggers, Lua, LuaOptions, LuaSerdeExt, StdLib, VmState};
 
 use crate::context::Context;
+pub use names::registered_names;
 pub use scripts::Workflow;
 
 /// Converts a Rust value to a Lua value the way workflows expect: a JSON

@@ -13,7 +13,7 @@ use serde_json::Value;
 const MANIFEST_LIMIT: u64 = 16 << 20;
 
 /// What the capture's manifest says about the recording environment.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct CaptureFacts {
     /// The manifest carried a `metadata` object. `false` for a legacy
     /// capture, a manifest rewritten by `hrr-playback --repair`, or no
@@ -36,7 +36,7 @@ pub struct CaptureFacts {
 }
 
 /// One GPU the capture saw.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct CaptureDevice {
     /// `ordinal`, when the manifest gives it.
     pub ordinal: Option<u64>,

@@ -13,7 +13,7 @@ use super::smi::{self, HostGpu};
 
 /// What the replay environment offers. `None` means unknown: a probe that
 /// could not tell never fails the preflight by itself.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct HostFacts {
     /// Where the facts come from: `host`, `docker:<image>`,
     /// `docker:<image>:overlay:<clr lib>`, `docker:unavailable`,

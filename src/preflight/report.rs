@@ -10,7 +10,7 @@ use super::capture::CaptureFacts;
 use super::host::HostFacts;
 
 /// The overall answer, worst first: blocked > confirm > warn > ok.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Nothing found that makes the replay unfaithful.
@@ -37,7 +37,7 @@ impl Status {
 
 /// Whether this capture can be replayed faithfully in the probed
 /// environment, and why.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct PreflightReport {
     /// `ok`, `warn`, `confirm` or `blocked`.
     pub status: Status,

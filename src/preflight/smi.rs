@@ -17,7 +17,7 @@ use crate::process::{self, ExecOptions};
 pub const SMI_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One GPU of the replay environment.
-#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct HostGpu {
     /// The tool's GPU index (`GPU[n]`, amd-smi `gpu`).
     pub id: u32,

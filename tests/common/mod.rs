@@ -102,3 +102,123 @@ pub fn test_player() -> PathBuf {
     });
     player
 }
+
+/// Every file under `root` with its bytes, mode and mtime, for proving an
+/// archive is left exactly as it was.
+pub fn tree_snapshot(
+    root: &Path,
+) -> std::collections::BTreeMap<PathBuf, (Vec<u8>, u32, std::time::SystemTime)> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let meta = std::fs::symlink_metadata(entry.path()).unwrap();
+            let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
+            #[cfg(unix)]
+            let mode = std::os::unix::fs::PermissionsExt::mode(&meta.permissions());
+            #[cfg(not(unix))]
+            let mode = 0;
+            let bytes = if meta.is_file() {
+                std::fs::read(entry.path()).unwrap()
+            } else {
+                Vec::new()
+            };
+            out.insert(rel, (bytes, mode, meta.modified().unwrap()));
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
+    out
+}
+
+/// One launch written into a [`ReplayArchive`].
+pub struct RecordedLaunch {
+    /// Its sequence id, which is also its 0-based event index (one thread,
+    /// sequence ids from 0 in file order).
+    pub seq: u64,
+    /// The recorded kernel name.
+    pub name: &'static str,
+    /// grid.
+    pub grid: [u32; 3],
+    /// block.
+    pub block: [u32; 3],
+}
+
+/// A process archive written for replay tests, with the facts the tests
+/// derive their expectations from (never the player's output).
+pub struct ReplayArchive {
+    /// The `pid-*` directory.
+    pub dir: PathBuf,
+    /// Events before the trailer.
+    pub events: u64,
+    /// Blob files.
+    pub blobs: usize,
+    /// Code-object files.
+    pub code_objects: usize,
+    /// The recorded thread id.
+    pub thread: u64,
+    /// Launches in stream order (all `hipModuleLaunchKernel`).
+    pub launches: Vec<RecordedLaunch>,
+    /// (sequence id, bytes) of each `hipMemcpy` D2H copy with an expected blob.
+    pub d2h: Vec<(u64, u64)>,
+}
+
+impl ReplayArchive {
+    /// The last launch.
+    pub fn last_launch(&self) -> &RecordedLaunch {
+        self.launches.last().expect("launches")
+    }
+}
+
+/// Writes `root/pid-<pid>/` with hrr's synthetic writer: a module load,
+/// two allocations, an H2D input, `kernels` launched in order with a D2H
+/// check after the second and after the last, frees, a synchronize and a
+/// clean-shutdown trailer.
+pub fn write_replay_archive(root: &Path, pid: u64, kernels: &[&'static str]) -> ReplayArchive {
+    use hrr_testkit::archive::ProcessArchive;
+    use hrr_testkit::events::{api, kind, Arg, EventsFile, Launch};
+    let mut p = ProcessArchive::new(pid, EventsFile::v7());
+    p.events.thread = 48213;
+    let co = p.add_code_object(b"\x7fELF replay-test code object");
+    let input = p.add_blob(&[1u8; 4096]);
+    let (a, b) = (0x7f10_0000_0000u64, 0x7f10_0010_0000u64);
+    p.events
+        .module_load(0x5a5a_0000_1000, co)
+        .malloc(a, 4096)
+        .malloc(b, 4096)
+        .memcpy(a, 0x55d0_0000_4000, 4096, kind::HOST_TO_DEVICE, input);
+    let mut launches = Vec::new();
+    let mut d2h = Vec::new();
+    for (i, name) in kernels.iter().enumerate() {
+        let (grid, block) = ([64 * (i as u32 + 1), 1, 1], [256, 1, 1]);
+        let mut launch = Launch::new(name, grid, block);
+        launch.code_object = co;
+        launch.args = vec![Arg::Pointer(a), Arg::Pointer(b)];
+        launches.push(RecordedLaunch {
+            seq: p.events.events(),
+            name,
+            grid,
+            block,
+        });
+        p.events.launch(api::HIP_MODULE_LAUNCH_KERNEL, &launch);
+        if i == 1 || i + 1 == kernels.len() {
+            let expected = p.add_blob(&[i as u8 + 2; 4096]);
+            d2h.push((p.events.events(), 4096));
+            p.events
+                .memcpy(0x55d0_0000_8000, b, 4096, kind::DEVICE_TO_HOST, expected);
+        }
+    }
+    p.events.free(a).free(b).device_synchronize().trailer();
+    let dir = p.write(root).expect("write the replay archive");
+    ReplayArchive {
+        dir,
+        events: p.events.events(),
+        blobs: p.blobs.len(),
+        code_objects: p.code_objects.len(),
+        thread: 48213,
+        launches,
+        d2h,
+    }
+}

@@ -6,12 +6,15 @@
 //! - [`archive`]: process archives and capture roots on disk (blobs, code
 //!   objects, manifests with `metadata`, root manifests);
 //! - [`synth`]: the `examples/` capture root and the large benchmark stream;
+//! - [`bench`]: building the release `hrr` and timing it, for the
+//!   `hrr-bench-*` binaries;
 //! - `player` (Unix): the test player standing in for `hrr-playback`, and
 //!   the fake `docker`/`sudo` it becomes through a symlink;
 //! - `tree` (Unix): fingerprints of directory trees (archive immutability)
 //!   and the search for torn `.hrr-tmp-*` files.
 
 pub mod archive;
+pub mod bench;
 pub mod events;
 pub mod synth;
 

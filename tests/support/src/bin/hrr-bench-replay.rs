@@ -55,15 +55,16 @@ mod bench {
         Ok(a)
     }
 
-    /// A scratch directory with `cap.hrr/pid-1/events.bin` and a readable
-    /// stand-in for /dev/kfd; removed on drop.
+    /// A scratch directory with the example capture root `crash.hrr/` (the
+    /// player replays its clean process) and a readable stand-in for
+    /// /dev/kfd; removed on drop.
     struct Scratch(PathBuf);
 
     impl Scratch {
         fn new() -> Result<Scratch, String> {
             let dir = std::env::temp_dir().join(format!("hrr-bench-replay-{}", std::process::id()));
-            std::fs::create_dir_all(dir.join("cap.hrr/pid-1")).map_err(|e| e.to_string())?;
-            std::fs::write(dir.join("cap.hrr/pid-1/events.bin"), b"").map_err(|e| e.to_string())?;
+            std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+            hrr_testkit::synth::write_examples(&dir).map_err(|e| e.to_string())?;
             std::fs::write(dir.join("kfd"), b"").map_err(|e| e.to_string())?;
             Ok(Scratch(dir))
         }
@@ -99,7 +100,7 @@ mod bench {
     fn baseline(player: &Path, scratch: &Scratch, mb: u64) -> Result<(f64, usize), String> {
         let start = Instant::now();
         let mut child = Command::new(player)
-            .arg(scratch.0.join("cap.hrr"))
+            .arg(scratch.0.join("crash.hrr/pid-4242"))
             .env("HRR_TEST_SCENARIO", "flood")
             .env("HRR_TEST_FLOOD_MB", mb.to_string())
             .stdout(Stdio::null())
@@ -134,7 +135,7 @@ mod bench {
             .arg("-c")
             .arg(format!("replay.kfd={}", scratch.0.join("kfd").display()))
             .arg("replay")
-            .arg(scratch.0.join("cap.hrr"))
+            .arg(scratch.0.join("crash.hrr/pid-4242"))
             .arg("--log")
             .arg(&log)
             .args(args)

@@ -1,11 +1,15 @@
 //! `--info` and `--version` in the shapes of reference playback-output.md §2a
-//! and §2k. The archive content is the player's fixed model (see
-//! [`super::model`]), not decoded from `events.bin`.
+//! and §2k, with the numbers hrr's reader decodes from the archive (see
+//! [`super::model`]).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::model::Archive;
-use super::output::CStdout;
+use super::model::{clip, dims_text, Archive, Launch};
+use super::output::{err, CStdout};
+
+/// Rows of the `Kernel Summary` table before `... and N more`.
+const SUMMARY_ROWS: usize = 20;
 
 /// Prints the `--version` block (§2k): stdout, flushed, exit 0. The format
 /// version is `HRR_TEST_READER_VERSION` (default 7, the synthetic archives'
@@ -21,35 +25,33 @@ pub fn version(out: &mut CStdout) {
     out.flush();
 }
 
-/// Prints the single-process `--info` report for `archive` at `path`.
-pub fn process(out: &mut CStdout, path: &Path, archive: &Archive) {
-    if archive.crashed {
-        super::output::err(&format!(
-            "[HRR] Archive has no clean-shutdown trailer (capture likely crashed); recovered {} events",
-            archive.events
-        ));
+/// Prints the single-process `--info` report for `archive` (§2a): the
+/// reader diagnostics on stderr, then the report on stdout.
+pub fn process(out: &mut CStdout, archive: &Archive) {
+    for line in archive.reader_diagnostics() {
+        err(&line);
     }
-    out.line(&format!("HRR Archive: {}", path.display()));
+    let kernels: Vec<&Launch> = archive.counted_launches().collect();
+    out.line(&format!("HRR Archive: {}", archive.path.display()));
     out.line(&"=".repeat(40));
-    out.line(if archive.crashed {
-        "Complete:     NO (no shutdown trailer; capture likely crashed)"
-    } else {
-        "Complete:     yes (clean shutdown)"
-    });
+    out.line(&format!("Complete:     {}", archive.complete_text()));
     out.line(&format!("Recovered:    {} events", archive.events));
     out.line(&format!("Events:       {}", archive.events));
-    out.line(&format!("Kernels:      {}", archive.kernels.len()));
+    out.line(&format!("Kernels:      {}", kernels.len()));
     out.line(&format!("Blobs:        {}", archive.blobs));
     out.line(&format!("Code Objects: {}", archive.code_objects));
-    out.line("Threads:      1");
+    out.line(&format!("Threads:      {}", archive.threads));
     out.line("");
     out.line("Event Type Breakdown:");
     out.line(&format!("  {:<22} {}", "Type", "Count"));
     out.line(&format!("  {:<22} {}", "----", "-----"));
-    for (api, count) in archive.apis {
+    for (api, count) in &archive.apis {
         out.line(&format!("  {api:<22} {count}"));
     }
     out.line("");
+    if kernels.is_empty() {
+        return;
+    }
     out.line("Kernel Summary (first 20):");
     out.line(&format!(
         "  {:<4} {:<50} {:<15} {:<15} {}",
@@ -59,38 +61,47 @@ pub fn process(out: &mut CStdout, path: &Path, archive: &Archive) {
         "  {:<4} {:<50} {:<15} {:<15} {}",
         "--", "------", "----", "-----", "---------"
     ));
-    for (id, k) in archive.kernels.iter().enumerate() {
+    for (id, k) in kernels.iter().take(SUMMARY_ROWS).enumerate() {
         out.line(&format!(
             "  {:<4} {:<50} {:<15} {:<15} {}",
             id,
-            k.name,
-            format!("[{},1,1]", k.grid),
-            format!("[{},1,1]", k.block),
-            0
+            clip(&k.name, 50),
+            dims_text(k.grid),
+            dims_text(k.block),
+            k.shared
         ));
+    }
+    if kernels.len() > SUMMARY_ROWS {
+        out.line(&format!("  ... and {} more", kernels.len() - SUMMARY_ROWS));
     }
     out.line("");
     out.line("Kernel Call Counts:");
     out.line(&format!("  {:<60} {}", "Kernel", "Calls"));
     out.line(&format!("  {:<60} {}", "------", "-----"));
-    let mut names: Vec<&str> = archive.kernels.iter().map(|k| k.name).collect();
-    names.sort_unstable();
-    for name in names {
-        out.line(&format!("  {name:<60} 1"));
+    let mut calls: BTreeMap<&str, u64> = BTreeMap::new();
+    for k in &kernels {
+        *calls.entry(k.name.as_str()).or_default() += 1;
+    }
+    for (name, n) in calls {
+        out.line(&format!("  {:<60} {n}", clip(name, 60)));
     }
     out.line("");
 }
 
-/// Prints the archive-root `--info` table for the `pid-*` directories of
-/// `root` (each shown complete with the model's counts).
-pub fn root(out: &mut CStdout, root: &Path, pids: &[(u64, &Path)], archive: &Archive) {
+/// Prints the archive-root `--info` table (§2a) for the `pid-*` directories
+/// of `root`, each row with the numbers hrr's reader decodes from that
+/// process (its parent pid from its manifest, 0 when there is none).
+pub fn root(out: &mut CStdout, root: &Path, pids: &[(u64, &Path)]) {
+    let owner = std::fs::read_to_string(root.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .and_then(|m| m.get("owner_pid").and_then(serde_json::Value::as_u64))
+        .or_else(|| pids.first().map(|(p, _)| *p))
+        .unwrap_or(0);
     out.line(&format!("HRR Archive Root: {}", root.display()));
     out.line(&"=".repeat(40));
     out.line("Capture Mode: in-tree");
-    out.line(&format!(
-        "Owner PID:    {}",
-        pids.first().map_or(0, |(p, _)| *p)
-    ));
+    out.line(&format!("Owner PID:    {owner}"));
     out.line(&format!("Processes:    {}", pids.len()));
     out.line("");
     let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| {
@@ -113,12 +124,25 @@ pub fn root(out: &mut CStdout, root: &Path, pids: &[(u64, &Path)], archive: &Arc
         "----",
     ));
     for (pid, path) in pids {
+        let (parent, complete, events, blobs) = match hrr::archive::summarize(path) {
+            Ok(s) => (
+                s.manifest
+                    .as_ref()
+                    .and_then(|m| m.get("parent_pid"))
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(0),
+                s.complete,
+                s.events,
+                s.blobs.files,
+            ),
+            Err(_) => (0, false, 0, 0),
+        };
         out.line(&row(
             &pid.to_string(),
-            "1",
-            if archive.crashed { "NO" } else { "yes" },
-            &archive.events.to_string(),
-            &archive.blobs.to_string(),
+            &parent.to_string(),
+            if complete { "yes" } else { "NO" },
+            &events.to_string(),
+            &blobs.to_string(),
             &path.display().to_string(),
         ));
     }

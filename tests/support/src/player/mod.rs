@@ -16,6 +16,11 @@
 //!   environment and whether its streams are terminals here (JSON);
 //! * `HRR_TEST_READER_VERSION` — the format version `--version` reports.
 //!
+//! Everything the player says about the archive (counts, kernel names,
+//! sequence ids, grids, API names, event indices) is decoded from the
+//! process directory it is given with hrr's own reader (`model.rs`); an
+//! archive the reader cannot load fails the way the real loader does.
+//!
 //! Invoked as `docker` or `sudo` (a symlink), it is the fake docker of
 //! [`fake_docker`].
 
@@ -166,36 +171,41 @@ pub fn main() -> ! {
         std::process::exit(1);
     };
     let scenario = std::env::var("HRR_TEST_SCENARIO").unwrap_or_else(|_| "pass".into());
-    let model = scenario::model(&scenario);
     let pid_dir = match resolve(&archive, opts.info) {
         Resolved::Process(p) => p,
         Resolved::Root(pids) => {
             let refs: Vec<(u64, &Path)> = pids.iter().map(|(p, d)| (*p, d.as_path())).collect();
-            info::root(&mut out, &archive, &refs, model);
+            info::root(&mut out, &archive, &refs);
             out.flush();
             std::process::exit(0);
         }
-        Resolved::Refused(lines) => {
-            for l in lines {
-                err(&l);
-            }
-            std::process::exit(1);
-        }
+        Resolved::Refused(lines) => refuse(&lines),
     };
     if scenario == "version_mismatch" {
-        err(&format!(
-            "[HRR] Version mismatch in {}: file=7 reader=8",
-            pid_dir.join("events.bin").display()
-        ));
-        std::process::exit(1);
+        let header = model::header(&pid_dir).unwrap_or_else(|e| refuse(&e.0));
+        let reader = match model::reader_version() {
+            r if r == header.version => r.wrapping_add(1),
+            r => r,
+        };
+        refuse(&[model::version_mismatch(&pid_dir, header.version, reader)]);
     }
+    let decoded = model::load(&pid_dir).unwrap_or_else(|e| refuse(&e.0));
     if opts.info {
-        info::process(&mut out, &pid_dir, model);
+        info::process(&mut out, &decoded);
         out.flush();
         std::process::exit(0);
     }
     write_side_files(&argv);
-    scenario::run(&scenario, &opts, model, &mut out)
+    scenario::run(&scenario, &opts, &decoded, &mut out)
+}
+
+/// Prints the loader's lines on stderr and exits 1, as the real player does
+/// when it cannot open the archive.
+fn refuse(lines: &[String]) -> ! {
+    for l in lines {
+        err(l);
+    }
+    std::process::exit(1)
 }
 
 enum Resolved {

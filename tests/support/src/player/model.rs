@@ -1,108 +1,348 @@
-//! The two archives the test player pretends to replay. Their numbers are
-//! invented but consistent with each other, the way the example logs of
-//! reference playback-output.md §2a/§3 are: a clean 3-launch module-API
-//! capture and the single-kernel crash capture.
+//! The archive the test player replays, decoded from the process directory
+//! it is given with hrr's own reader (`hrr::archive::decode::Events` for the
+//! events in replay order, `hrr::archive::summarize` for the counts). Nothing
+//! here is invented: every kernel name, sequence id, grid and count the
+//! player prints comes from the archive. A directory the reader cannot load
+//! fails the way the real player's loader fails (reference
+//! playback-output.md §2a "load failures", §2f), so there is no built-in
+//! stand-in archive at all.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use hrr::archive::apis::{id, ApiTable};
+use hrr::archive::decode::{DecodedEvent, Events};
+use hrr::archive::events::{
+    FileHeader, Torn, TornReason, EVENTS_MAGIC, EVENT_HEADER_LEN, FILE_HEADER_LEN, MAX_RECORD_BYTES,
+};
+use serde_json::Value;
 
 /// One recorded kernel launch.
+#[derive(Debug, Clone)]
 pub struct Launch {
     /// Full recorded kernel name.
-    pub name: &'static str,
-    /// Recorded sequence id of the launch event.
-    pub seq: u64,
-    /// 0-based index of the launch event in the sorted event list.
-    pub event: u64,
-    /// grid.x (y = z = 1).
-    pub grid: u32,
-    /// block.x (y = z = 1).
-    pub block: u32,
+    pub name: String,
+    /// grid (x, y, z).
+    pub grid: [u64; 3],
+    /// block (x, y, z).
+    pub block: [u64; 3],
+    /// Dynamic shared memory bytes.
+    pub shared: u64,
+    /// Kernel arguments recorded.
+    pub args: usize,
+    /// Pinned-host snapshots recorded with the launch.
+    pub snapshots: usize,
+    /// `hipExtModuleLaunchKernel` (`launch=EXT` in `[HRR launch]` lines).
+    pub ext: bool,
+    /// One of the four launch types `--info` counts as `Kernels:`
+    /// (reference §2a).
+    pub counted: bool,
 }
 
-/// What `--info` and the replay report about the archive.
+/// What replaying one event involves, as far as the player's output goes.
+#[derive(Debug, Clone)]
+pub enum Action {
+    /// A kernel launch.
+    Launch(Launch),
+    /// A device-to-host copy carrying an expected-output blob: a D2H check.
+    D2hCheck {
+        /// The tag of the `D2H FAIL` line (reference §2g): `kernarg`,
+        /// `DtoH`, `DtoHAsync` or the API name.
+        tag: String,
+        /// Bytes copied.
+        size: u64,
+    },
+    /// Anything else.
+    Other,
+}
+
+/// One event in replay order.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// 0-based index in the sequence-sorted event list (`Event N`).
+    pub index: usize,
+    /// Recorded sequence id.
+    pub seq: u64,
+    /// Recorded OS thread id (`T…` in `Fatal:` lines).
+    pub thread: u64,
+    /// API name.
+    pub api: String,
+    /// What replaying it prints.
+    pub action: Action,
+}
+
+impl Step {
+    /// The launch, when this step is one.
+    pub fn launch(&self) -> Option<&Launch> {
+        match &self.action {
+            Action::Launch(l) => Some(l),
+            _ => None,
+        }
+    }
+}
+
+/// How the event stream ended.
+#[derive(Debug, Clone, Copy)]
+pub enum Ending {
+    /// A trailer counting exactly the events before it.
+    Clean,
+    /// A trailer whose count disagrees with the events before it.
+    CountMismatch(u64),
+    /// No trailer, the stream simply stops.
+    NoTrailer,
+    /// No trailer and a torn last record.
+    Torn(Torn),
+}
+
+/// A decoded process archive.
+#[derive(Debug, Clone)]
 pub struct Archive {
-    /// Events in `events.bin`.
+    /// The process directory.
+    pub path: PathBuf,
+    /// Complete events before any trailer.
     pub events: u64,
-    /// Blob files.
+    /// Distinct recorded thread ids.
+    pub threads: u64,
+    /// `*.blob` files.
     pub blobs: u64,
     /// `*.hsaco` files.
     pub code_objects: u64,
-    /// The capture died: no clean-shutdown trailer.
-    pub crashed: bool,
-    /// API call counts, in the Event Type Breakdown order.
-    pub apis: &'static [(&'static str, u64)],
-    /// Kernel launches in replay order.
-    pub kernels: &'static [Launch],
-    /// The API name of launch events.
-    pub launch_api: &'static str,
+    /// How the stream ended.
+    pub ending: Ending,
+    /// Records after the trailer (ignored by the reader).
+    pub after_trailer: u64,
+    /// API call counts in API-id order (the Event Type Breakdown).
+    pub apis: Vec<(String, u64)>,
+    /// Every event in replay (sequence) order.
+    pub steps: Vec<Step>,
 }
 
-/// A clean capture: 23 events, 3 module launches.
-pub const CLEAN: Archive = Archive {
-    events: 23,
-    blobs: 4,
-    code_objects: 1,
-    crashed: false,
-    apis: &[
-        ("hipSetDevice", 1),
-        ("hipMalloc", 3),
-        ("hipFree", 3),
-        ("hipMemcpy", 5),
-        ("hipDeviceSynchronize", 1),
-        ("hipStreamCreate", 1),
-        ("hipStreamDestroy", 1),
-        ("hipModuleLoadData", 1),
-        ("hipModuleUnload", 1),
-        ("hipModuleGetFunction", 3),
-        ("hipModuleLaunchKernel", 3),
-    ],
-    kernels: &[
-        Launch {
-            name: "fill_ones",
-            seq: 12,
-            event: 11,
-            grid: 4096,
-            block: 256,
-        },
-        Launch {
-            name: "vector_add",
-            seq: 15,
-            event: 14,
-            grid: 4096,
-            block: 256,
-        },
-        Launch {
-            name: "saxpy",
-            seq: 18,
-            event: 17,
-            grid: 4096,
-            block: 256,
-        },
-    ],
-    launch_api: "hipModuleLaunchKernel",
-};
+impl Archive {
+    /// Every launch in replay order.
+    pub fn launches(&self) -> impl Iterator<Item = &Launch> {
+        self.steps.iter().filter_map(Step::launch)
+    }
 
-/// The crash capture of reference §2a/§3b: 17 events, one `<<<>>>` launch.
-pub const CRASH: Archive = Archive {
-    events: 17,
-    blobs: 2,
-    code_objects: 0,
-    crashed: true,
-    apis: &[
-        ("hipMalloc", 2),
-        ("hipMemcpy", 2),
-        ("hipLaunchKernel", 1),
-        ("hipStreamCreateWithFlags", 1),
-        ("__hipPushCallConfiguration", 1),
-        ("__hipRegisterFatBinary", 10),
-    ],
-    kernels: &[Launch {
-        name: "_Z9crash_oobPKiPii",
-        seq: 17,
-        event: 16,
-        grid: 1024,
-        block: 256,
-    }],
-    launch_api: "hipLaunchKernel",
-};
+    /// The launches `--info` and the `Archive :` start line count.
+    pub fn counted_launches(&self) -> impl Iterator<Item = &Launch> {
+        self.launches().filter(|l| l.counted)
+    }
 
-/// The recorded thread id used in `Fatal:` lines.
-pub const THREAD: u64 = 48213;
+    /// Index in [`Archive::steps`] of the last launch.
+    pub fn last_launch(&self) -> Option<usize> {
+        self.steps.iter().rposition(|s| s.launch().is_some())
+    }
+
+    /// The reader's stderr diagnostics printed before `--info` or a replay
+    /// (reference §2a "Reader diagnostics").
+    pub fn reader_diagnostics(&self) -> Vec<String> {
+        let n = self.events;
+        let mut lines = Vec::new();
+        if self.after_trailer > 0 {
+            lines.push(format!(
+                "[HRR] Ignored {} records after the clean-shutdown trailer",
+                self.after_trailer
+            ));
+        }
+        match self.ending {
+            Ending::Clean => {}
+            Ending::CountMismatch(counted) => lines.push(format!("[HRR] Clean-shutdown trailer counts {counted} events but {n} precede it; the archive is not treated as complete")),
+            Ending::NoTrailer => lines.push(format!("[HRR] Archive has no clean-shutdown trailer (capture likely crashed); recovered {n} events")),
+            Ending::Torn(torn) => {
+                lines.push(match torn.reason {
+                    TornReason::PartialHeader => format!("[HRR] Truncated event header ({}/{EVENT_HEADER_LEN} bytes) at tail", torn.bytes),
+                    TornReason::LengthTooSmall(len) => format!("[HRR] Torn trailing record (payload_length {len} < {EVENT_HEADER_LEN})"),
+                    TornReason::LengthOverCap(len) => format!("[HRR] Implausible payload_length {len} (max {MAX_RECORD_BYTES}) — treating as torn"),
+                    TornReason::BodyShort { announced } => format!("[HRR] Truncated event payload (expected {announced} bytes) at tail"),
+                });
+                lines.push(format!("[HRR] Recovered {n} events before the torn record"));
+                lines.push(format!("[HRR] Archive has no clean-shutdown trailer (capture likely crashed); recovered {n} events, trailing torn record discarded"));
+            }
+        }
+        lines
+    }
+
+    /// The value of the `--info` `Complete:` line.
+    pub fn complete_text(&self) -> &'static str {
+        match self.ending {
+            Ending::Clean => "yes (clean shutdown)",
+            Ending::Torn(_) => "NO (crash-truncated; trailing torn record discarded)",
+            Ending::NoTrailer | Ending::CountMismatch(_) => {
+                "NO (no shutdown trailer; capture likely crashed)"
+            }
+        }
+    }
+}
+
+/// Why an archive cannot be loaded: the real loader's stderr lines; the
+/// player exits 1 after printing them.
+pub struct LoadError(pub Vec<String>);
+
+/// The format version the player "was built for": `HRR_TEST_READER_VERSION`,
+/// else 7 (the synthetic archives' version).
+pub fn reader_version() -> u16 {
+    std::env::var("HRR_TEST_READER_VERSION")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7)
+}
+
+/// The version-mismatch line of reference §2f for `events.bin` of `dir`.
+pub fn version_mismatch(dir: &Path, file: u16, reader: u16) -> String {
+    format!(
+        "[HRR] Version mismatch in {}: file={file} reader={reader}",
+        dir.join("events.bin").display()
+    )
+}
+
+/// Reads the 8-byte file header of `dir/events.bin`, failing with the real
+/// loader's lines for a missing file, a short file or a bad magic.
+pub fn header(dir: &Path) -> Result<FileHeader, LoadError> {
+    let path = dir.join("events.bin");
+    let shown = path.display();
+    let Ok(mut file) = std::fs::File::open(&path) else {
+        return Err(LoadError(vec![format!("[HRR] Cannot open {shown}")]));
+    };
+    let mut head = [0u8; FILE_HEADER_LEN];
+    if file.read_exact(&mut head).is_err() {
+        return Err(LoadError(vec![format!(
+            "[HRR] {shown} too short (missing file header)"
+        )]));
+    }
+    let header = FileHeader::parse(&head).expect("8 header bytes");
+    if header.magic != EVENTS_MAGIC {
+        return Err(LoadError(vec![format!(
+            "[HRR] Bad magic 0x{:08x} in {shown} (expected 0x{:08x})",
+            u32::from_le_bytes(header.magic),
+            u32::from_le_bytes(EVENTS_MAGIC)
+        )]));
+    }
+    Ok(header)
+}
+
+/// Decodes the process archive `dir`.
+pub fn load(dir: &Path) -> Result<Archive, LoadError> {
+    let header = header(dir)?;
+    // A version hrr does not decode: the real reader, built for one
+    // version, reports any other as a version mismatch.
+    if ApiTable::for_version(header.version).is_none() {
+        return Err(LoadError(vec![version_mismatch(
+            dir,
+            header.version,
+            reader_version(),
+        )]));
+    }
+    let fail = |e: anyhow::Error| LoadError(vec![format!("[HRR] {e:#}")]);
+    let mut events = Events::open(dir).map_err(fail)?;
+    let table = events.table();
+    let mut steps = Vec::new();
+    while let Some(e) = events.next_matching(0, None).map_err(fail)? {
+        let v7 = table.canonical(e.id).unwrap_or(u16::MAX);
+        steps.push(step(e, v7));
+    }
+    // The real player replays in sequence order; a stable sort keeps the
+    // file order of equal sequence ids.
+    steps.sort_by_key(|s| s.seq);
+    for (index, s) in steps.iter_mut().enumerate() {
+        s.index = index;
+    }
+    let end = events.end();
+    let summary = hrr::archive::summarize(dir).map_err(fail)?;
+    let ending = match (end.trailer, end.torn) {
+        (Some(n), _) if n == end.events => Ending::Clean,
+        (Some(n), _) => Ending::CountMismatch(n),
+        (None, Some(torn)) => Ending::Torn(torn),
+        (None, None) => Ending::NoTrailer,
+    };
+    Ok(Archive {
+        path: dir.to_path_buf(),
+        events: end.events,
+        threads: summary.threads,
+        blobs: summary.blobs.files,
+        code_objects: summary.code_objects.files,
+        ending,
+        after_trailer: end.after_trailer,
+        apis: summary
+            .apis
+            .iter()
+            .map(|a| (a.name.clone(), a.count))
+            .collect(),
+        steps,
+    })
+}
+
+fn step(e: DecodedEvent, v7: u16) -> Step {
+    let action = if let Some(Value::String(name)) = e.fields.get("kernel") {
+        // Launch payloads carry a grid; graph kernel nodes do not and are
+        // not launches.
+        match e.fields.get("grid") {
+            Some(grid) => Action::Launch(Launch {
+                name: name.clone(),
+                grid: dims(grid),
+                block: dims(e.fields.get("block").unwrap_or(&Value::Null)),
+                shared: e
+                    .fields
+                    .get("shared_mem")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0),
+                args: len(e.fields.get("args")),
+                snapshots: len(e.fields.get("snapshots")),
+                ext: v7 == id::HIP_EXT_MODULE_LAUNCH_KERNEL,
+                counted: matches!(
+                    v7,
+                    id::HIP_MODULE_LAUNCH_KERNEL
+                        | id::HIP_EXT_MODULE_LAUNCH_KERNEL
+                        | id::HIP_LAUNCH_KERNEL
+                        | id::HIP_LAUNCH_BY_PTR
+                ),
+            }),
+            None => Action::Other,
+        }
+    } else if e.fields.get("d2h_check") == Some(&Value::Bool(true)) {
+        Action::D2hCheck {
+            tag: match v7 {
+                id::HIP_MEMCPY | id::HIP_MEMCPY_ASYNC | id::HIP_MEMCPY_WITH_STREAM => {
+                    "kernarg".into()
+                }
+                id::HIP_MEMCPY_DTOH => "DtoH".into(),
+                id::HIP_MEMCPY_DTOH_ASYNC => "DtoHAsync".into(),
+                _ => e.api.clone(),
+            },
+            size: e.fields.get("size").and_then(Value::as_u64).unwrap_or(0),
+        }
+    } else {
+        Action::Other
+    };
+    Step {
+        index: 0,
+        seq: e.seq,
+        thread: e.thread,
+        api: e.api,
+        action,
+    }
+}
+
+fn dims(v: &Value) -> [u64; 3] {
+    let at = |i: usize| v.get(i).and_then(Value::as_u64).unwrap_or(1);
+    [at(0), at(1), at(2)]
+}
+
+fn len(v: Option<&Value>) -> usize {
+    v.and_then(Value::as_array).map_or(0, Vec::len)
+}
+
+/// `[x,y,z]` as the player prints grids and blocks.
+pub fn dims_text(d: [u64; 3]) -> String {
+    format!("[{},{},{}]", d[0], d[1], d[2])
+}
+
+/// The recorded name shortened to `width` the way the `--info` tables do:
+/// first `width - 3` characters and `...` when longer.
+pub fn clip(name: &str, width: usize) -> String {
+    if name.chars().count() <= width {
+        return name.to_string();
+    }
+    let mut s: String = name.chars().take(width - 3).collect();
+    s.push_str("...");
+    s
+}

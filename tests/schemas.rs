@@ -1,0 +1,199 @@
+//! `hrr schema finding|archive-info|preflight`: real outputs of `hrr` on the
+//! example archive and a recorded replay log validate against the printed
+//! schemas, and a document with a field of the wrong type does not.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{stdout, Sandbox};
+use serde_json::{json, Value};
+
+fn examples() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/crash.hrr"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures")).join(name)
+}
+
+/// The schema `hrr schema <document>` prints, compiled.
+fn validator(sb: &Sandbox, document: &str) -> jsonschema::Validator {
+    let out = sb.hrr().args(["schema", document]).output().unwrap();
+    assert!(out.status.success(), "hrr schema {document} failed");
+    let schema: Value = serde_json::from_str(&stdout(&out)).expect("the schema is JSON");
+    assert_eq!(
+        schema["$schema"], "https://json-schema.org/draft/2020-12/schema",
+        "{document}: a draft 2020-12 schema"
+    );
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+/// The JSON `hrr args…` prints on stdout (whatever its exit code).
+fn output_of(sb: &Sandbox, args: &[&str]) -> Value {
+    let out = sb.hrr().args(args).output().unwrap();
+    serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("hrr {args:?} printed no JSON ({e}): {}", stdout(&out)))
+}
+
+/// The validation errors of `doc`, as `path: message` lines.
+fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    v.iter_errors(doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errs = errors(v, doc);
+    assert!(
+        errs.is_empty(),
+        "{what} does not match its schema:\n{}",
+        errs.join("\n")
+    );
+}
+
+#[test]
+fn archive_info_of_both_processes_and_the_root_match_the_schema() {
+    let sb = Sandbox::new();
+    let v = validator(&sb, "archive-info");
+    for pid in ["pid-4243", "pid-4242"] {
+        let dir = examples().join(pid);
+        let doc = output_of(&sb, &["archive", "info", "--json", dir.to_str().unwrap()]);
+        assert_eq!(doc["kind"], "process");
+        assert_valid(&v, &doc, pid);
+    }
+    let root = output_of(
+        &sb,
+        &["archive", "info", "--json", examples().to_str().unwrap()],
+    );
+    assert_eq!(root["kind"], "root", "the example root holds two processes");
+    assert_valid(&v, &root, "the capture root listing");
+}
+
+#[test]
+fn triage_and_classify_findings_match_the_finding_schema() {
+    let sb = Sandbox::new();
+    let v = validator(&sb, "finding");
+    let triaged = output_of(
+        &sb,
+        &[
+            "triage",
+            examples().to_str().unwrap(),
+            "--no-replay",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(triaged["fault_class"], "metadata_only");
+    assert_valid(&v, &triaged, "the triage finding");
+
+    let every = output_of(
+        &sb,
+        &[
+            "triage",
+            examples().to_str().unwrap(),
+            "--no-replay",
+            "--all",
+            "--format",
+            "json",
+        ],
+    );
+    let every = every.as_array().expect("--all prints an array of findings");
+    assert_eq!(every.len(), 2, "pid-4242 and pid-4243");
+    for f in every {
+        assert_valid(&v, f, "a finding of triage --all");
+    }
+
+    let log = fixture("replay_pass.log");
+    let classified = output_of(
+        &sb,
+        &[
+            "classify",
+            "--log",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(classified["outcome"], "PASS");
+    assert_valid(&v, &classified, "the classify finding");
+}
+
+#[test]
+fn preflight_report_matches_the_preflight_schema() {
+    let sb = Sandbox::new();
+    let v = validator(&sb, "preflight");
+    let dir = examples().join("pid-4243");
+    let report = output_of(&sb, &["preflight", dir.to_str().unwrap(), "--json"]);
+    assert!(report["capture"]["metadata"].as_bool().is_some());
+    assert_valid(&v, &report, "the preflight report");
+}
+
+#[test]
+fn a_field_of_the_wrong_type_fails_validation() {
+    let sb = Sandbox::new();
+    let info = validator(&sb, "archive-info");
+    let dir = examples().join("pid-4243");
+    let good = output_of(&sb, &["archive", "info", "--json", dir.to_str().unwrap()]);
+    assert_valid(&info, &good, "pid-4243");
+
+    let mut events_as_text = good.clone();
+    events_as_text["events"] = json!(events_as_text["events"].to_string());
+    assert!(
+        !errors(&info, &events_as_text).is_empty(),
+        "events as a string"
+    );
+
+    let mut bad_kernel = good.clone();
+    bad_kernel["kernels"][0]["launches"] = json!(-1);
+    assert!(!errors(&info, &bad_kernel).is_empty(), "a negative count");
+
+    let mut no_state = good;
+    no_state.as_object_mut().unwrap().remove("state");
+    assert!(!errors(&info, &no_state).is_empty(), "a missing field");
+
+    let finding = validator(&sb, "finding");
+    let log = fixture("replay_pass.log");
+    let good = output_of(
+        &sb,
+        &[
+            "classify",
+            "--log",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    let mut outcome = good.clone();
+    outcome["outcome"] = json!("CRASHED");
+    assert!(!errors(&finding, &outcome).is_empty(), "an unknown outcome");
+    let mut version = good.clone();
+    version["schema_version"] = json!(2);
+    assert!(
+        !errors(&finding, &version).is_empty(),
+        "another schema version"
+    );
+    let mut preflight = good.clone();
+    preflight["preflight"] = json!("ok");
+    assert!(
+        !errors(&finding, &preflight).is_empty(),
+        "a preflight that is no report"
+    );
+    let mut labels = good;
+    labels["labels"] = json!(["CLEAN"]);
+    assert!(
+        !errors(&finding, &labels).is_empty(),
+        "labels as bare strings"
+    );
+}
+
+#[test]
+fn an_unknown_document_is_refused() {
+    let sb = Sandbox::new();
+    let out = sb.hrr().args(["schema", "bundle"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a bad argument (DESIGN §3.1)");
+    assert!(
+        common::stderr(&out).contains("finding"),
+        "lists the documents"
+    );
+}
