@@ -45,8 +45,27 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 }
 
 /// The one-line message printed after `error: `: the error chain joined with
-/// `: `, with control characters made visible so an archive-controlled string
-/// cannot forge terminal output.
+/// `: `, with control characters made visible and line breaks written as
+/// `\n`, so an archive- or script-controlled string cannot forge terminal
+/// output or a second `error:` line.
 pub fn one_line(err: &anyhow::Error) -> String {
-    crate::ui::inert(&format!("{err:#}"))
+    single_line(&format!("{err:#}"))
+}
+
+/// `text` made inert ([`crate::ui::inert`]) and folded onto one line.
+pub fn single_line(text: &str) -> String {
+    crate::ui::inert(text.trim_end()).replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_message_is_one_inert_line() {
+        let err = anyhow::anyhow!("boom\nerror: forged\x1b[2J\n");
+        assert_eq!(one_line(&err), "boom\\nerror: forged\\u{1b}[2J");
+        let err = Failure::new(2, "ask").into();
+        assert_eq!((exit_code(&err), one_line(&err)), (2, "ask".to_string()));
+    }
 }

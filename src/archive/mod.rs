@@ -106,7 +106,10 @@ pub fn info(path: &Path) -> anyhow::Result<Info> {
     let listing = list_root(&dir)?;
     if listing.processes.len() == 1 {
         let only = PathBuf::from(&listing.processes[0].path);
-        return Ok(Info::Process(Box::new(summarize(&only)?)));
+        let mut summary = summarize(&only)?;
+        // The root's refused entries (a symlinked pid-*) stay visible.
+        summary.problems.extend(listing.problems);
+        return Ok(Info::Process(Box::new(summary)));
     }
     Ok(Info::Root(listing))
 }
@@ -238,7 +241,8 @@ pub fn list_root(root: &Path) -> anyhow::Result<RootListing> {
             ));
         }
         if !problems.is_empty() {
-            msg.push_str(&format!(" {} entries were refused", problems.len()));
+            let why: Vec<&str> = problems.iter().map(|p| p.detail.as_str()).collect();
+            msg.push_str(&format!(" Refused: {}", why.join("; ")));
         }
         bail!(msg);
     }

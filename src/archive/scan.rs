@@ -406,7 +406,10 @@ fn health(s: &mut ArchiveSummary, m: &ManifestState, t: &Tally, o: &StreamOutcom
             "no manifest.json: the process was killed before it could finalise the archive (recorded, not finalised)",
         )),
         ManifestState::Unreadable(why) => p.push(Problem::new("manifest_unreadable", why.clone())),
-        ManifestState::Present(_) => {
+        ManifestState::Present(v) => {
+            if let Some(why) = manifest_field_problems(v) {
+                p.push(Problem::new("manifest_invalid", why));
+            }
             if s.state == ProcessState::Complete && !s.complete {
                 s.state = ProcessState::Incomplete;
                 p.push(Problem::new(
@@ -478,4 +481,39 @@ fn health(s: &mut ArchiveSummary, m: &ManifestState, t: &Tally, o: &StreamOutcom
         ));
     }
     s.problems.extend(p);
+}
+
+/// What is wrong with the fields `hrr` reads from a parsed manifest
+/// (`complete` a boolean, `pid` and `event_count` non-negative integers),
+/// so an `unknown` state is explained rather than silent.
+fn manifest_field_problems(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let type_name = |x: &Value| match x {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    let mut wrong = Vec::new();
+    match v.get("complete") {
+        None => wrong.push("it has no `complete` field".to_string()),
+        Some(Value::Bool(_)) => {}
+        Some(x) => wrong.push(format!("`complete` is {}, not a boolean", type_name(x))),
+    }
+    for key in ["pid", "event_count"] {
+        if let Some(x) = v.get(key).filter(|x| !x.is_u64()) {
+            wrong.push(format!(
+                "`{key}` is {}, not a non-negative integer",
+                type_name(x)
+            ));
+        }
+    }
+    (!wrong.is_empty()).then(|| {
+        format!(
+            "manifest.json does not have the documented fields ({}): the capture state is unknown and those fields are ignored",
+            wrong.join("; ")
+        )
+    })
 }

@@ -68,12 +68,19 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
         st.info_dump = true;
         e.info.path.get_or_insert_with(|| s(c, 1));
     }),
-    (r"(?i)^complete:\s+(yes|no)\b(.*)$", false, |c, _, e, _| {
-        if e.info.complete.is_none() {
-            e.info.complete = Some(c[1].eq_ignore_ascii_case("yes"));
-            e.info.torn = c[2].contains("torn record discarded");
-        }
-    }),
+    // `(?-u:\b)`: an ASCII word boundary. A Unicode `\b` anywhere in the
+    // set makes the lazy DFA give up on every non-ASCII line and fall back to
+    // the PikeVM (0.4 MB/s on binary garbage instead of 250 MB/s).
+    (
+        r"(?i)^complete:\s+(yes|no)(?-u:\b)(.*)$",
+        false,
+        |c, _, e, _| {
+            if e.info.complete.is_none() {
+                e.info.complete = Some(c[1].eq_ignore_ascii_case("yes"));
+                e.info.torn = c[2].contains("torn record discarded");
+            }
+        },
+    ),
     (r"^Recovered:\s+(\d+) events", false, |c, _, e, _| {
         e.info.recovered = opt_u(c, 1)
     }),

@@ -605,3 +605,25 @@ fn capture_hip_so_and_crlf() {
     );
     assert_eq!(e.verdict, Some(true), "a pty's CRLF line ends are accepted");
 }
+
+#[test]
+fn the_rule_set_has_no_unicode_word_boundary() {
+    // A Unicode `\b` stops the set's lazy DFA on any non-ASCII byte, and a
+    // log of binary garbage is then scanned by the PikeVM, ~500x slower.
+    for (pattern, _, _) in super::RULE_TABLE {
+        let stripped = pattern.replace(r"(?-u:\b)", "");
+        assert!(
+            !stripped.contains(r"\b") && !stripped.contains(r"\B"),
+            "{pattern}: write an ASCII boundary (?-u:\\b)"
+        );
+    }
+}
+
+#[test]
+fn complete_yes_no_still_needs_a_word_boundary() {
+    let e = feed(&["Complete:  yesterday"]);
+    assert_eq!(e.info.complete, None);
+    let e = feed(&["Complete:  no (torn record discarded)"]);
+    assert_eq!(e.info.complete, Some(false));
+    assert!(e.info.torn);
+}

@@ -89,18 +89,34 @@ pub fn run_workflow(
         .set_name(workflow.chunk_name())
         .set_mode(ChunkMode::Text)
         .call::<mlua::Value>(());
-    match result {
-        Ok(mlua::Value::Integer(code)) => Ok(i32::try_from(code).unwrap_or(1)),
-        Ok(mlua::Value::Number(n)) if n.fract() == 0.0 => Ok(n as i32),
-        Ok(_) => Ok(0),
+    let code = match result {
+        Ok(mlua::Value::Integer(code)) => code as f64,
+        Ok(mlua::Value::Number(n)) => n,
+        Ok(_) => return Ok(0),
         Err(err) => {
             let (message, traceback) = describe(&err);
             if let Some(tb) = traceback {
                 ctx.ui.detail(&tb);
             }
-            Err(anyhow!(message))
+            if let Some(sig) = crate::replay::interrupted() {
+                return Err(crate::error::Failure::new(128 + sig, message).into());
+            }
+            return Err(anyhow!(message));
         }
-    }
+    };
+    exit_code(code).ok_or_else(|| {
+        anyhow!(
+            "{}: the workflow returned {code}, which is not an exit code (a whole number 0-255)",
+            workflow.chunk_name().trim_start_matches(['@', '='])
+        )
+    })
+}
+
+/// A workflow's return value as a process exit code. The OS keeps only the
+/// low 8 bits, so 256 would read as success: anything outside 0–255 or not
+/// whole is refused rather than wrapped.
+fn exit_code(value: f64) -> Option<i32> {
+    (value.fract() == 0.0 && (0.0..=255.0).contains(&value)).then_some(value as i32)
 }
 
 /// A fresh sandboxed Lua state with the budget hook and memory limit of

@@ -19,6 +19,14 @@
 //! period) and react to SIGINT/SIGTERM/SIGHUP sent to `hrr`. When the leader
 //! is gone, whatever is left of its group is killed and reaped: no orphan
 //! and no zombie survives a replay.
+//!
+//! A descendant that leaves the player's group (`setsid`, `setpgid`: a
+//! daemon the player starts) escapes `killpg`, and by holding the pty or the
+//! pipe it would keep the log open. It is still `hrr`'s descendant, though:
+//! `hrr` is the child subreaper, so once the group is killed such escapees
+//! are re-parented to `hrr`, which kills and reaps them too (Linux; a
+//! grandchild of an escapee follows when its parent dies). The log keeps
+//! everything printed until then and ends with the marker as usual.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Command, Stdio};
@@ -96,6 +104,7 @@ pub fn run(
     }
     let status = child.wait().context("cannot wait for the player")?;
     reap_group(pgid);
+    reap_escapees();
     let (timed_out, interrupted) = outcome?;
     Ok(Stopped {
         exit_code: status.code(),
@@ -132,6 +141,9 @@ fn watch(
         if exited_at.is_none() && leader_exited(child)? {
             exited_at = Some(Instant::now());
             let _ = killpg(pgid, Signal::SIGKILL);
+        }
+        if exited_at.is_some() {
+            kill_escapees(pgid);
         }
         let mut wait = TICK;
         let eof = open == [false, false];
@@ -291,6 +303,65 @@ fn reap_group(pgid: Pid) {
             Ok(WaitStatus::StillAlive) => std::thread::sleep(Duration::from_millis(10)),
             Ok(_) | Err(Errno::EINTR) => {}
             Err(_) => return,
+        }
+    }
+}
+
+/// `hrr`'s children other than the player (`leader`): descendants of the
+/// player that left its process group and were re-parented to `hrr` (the
+/// subreaper) when their parent died.
+#[cfg(target_os = "linux")]
+fn escapees(leader: Pid) -> Vec<Pid> {
+    let me = std::process::id().to_string();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    procs
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != leader.as_raw())
+        .filter(|pid| {
+            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+                stat.rsplit_once(')')
+                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+                    == Some(me.as_str())
+            })
+        })
+        .map(Pid::from_raw)
+        .collect()
+}
+
+/// SIGKILLs every escapee of the group led by `leader`.
+fn kill_escapees(leader: Pid) {
+    #[cfg(target_os = "linux")]
+    for pid in escapees(leader) {
+        let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = leader;
+}
+
+/// After the player is reaped: kills and reaps every remaining child of
+/// `hrr` (escapees, and their children as each is re-parented), bounded.
+/// A replay is the only thing that starts children while it runs (the CLI
+/// does one thing at a time), so every such child is the player's.
+fn reap_escapees() {
+    #[cfg(target_os = "linux")]
+    {
+        use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until {
+            let left = escapees(Pid::from_raw(0));
+            if left.is_empty() {
+                return;
+            }
+            for pid in left {
+                let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+                if let Ok(WaitStatus::StillAlive) = waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
         }
     }
 }

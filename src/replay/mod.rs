@@ -256,6 +256,21 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     Ok(result)
 }
 
+/// The signal (SIGINT/SIGTERM/SIGHUP) that interrupted the last replay of
+/// this process, if one did. A workflow that fails after an interrupted
+/// replay exits 128 + signal, like `hrr replay`, even though the error
+/// crossed Lua as text.
+pub fn interrupted() -> Option<i32> {
+    #[cfg(unix)]
+    {
+        interrupt::pending()
+    }
+    #[cfg(not(unix))]
+    {
+        None
+    }
+}
+
 fn mode_name(mode: ReplayMode) -> &'static str {
     match mode {
         ReplayMode::Native => "native",

@@ -9,7 +9,9 @@
 //! - [`bench`]: building the release `hrr` and timing it, for the
 //!   `hrr-bench-*` binaries;
 //! - `player` (Unix): the test player standing in for `hrr-playback`, and
-//!   the fake `docker`/`sudo` it becomes through a symlink.
+//!   the fake `docker`/`sudo` it becomes through a symlink;
+//! - `tree` (Unix): fingerprints of directory trees (archive immutability)
+//!   and the search for torn `.hrr-tmp-*` files.
 
 pub mod archive;
 pub mod bench;
@@ -18,3 +20,5 @@ pub mod synth;
 
 #[cfg(unix)]
 pub mod player;
+#[cfg(unix)]
+pub mod tree;

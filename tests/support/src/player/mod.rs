@@ -5,9 +5,12 @@
 //! Control variables (all optional):
 //! * `HRR_TEST_SCENARIO` — pass (default), d2h_fail, fault_abort,
 //!   fault_error, queue_abort, fatal_api, hang, segv, version_mismatch,
-//!   watchdog, divergence, flood;
+//!   watchdog, divergence, flood, flood_hang (flood, then hang),
+//!   hang_grandchild (passes, but leaves a `setsid` daemon holding its
+//!   stdout and stderr);
 //! * `HRR_TEST_FLOOD_MB` — megabytes of verbose lines for `flood` (default 1);
-//! * `HRR_TEST_CHILD_PID_FILE` — `hang` writes its child's pid here;
+//! * `HRR_TEST_CHILD_PID_FILE` — `hang` and `hang_grandchild` write their
+//!   child's pid here;
 //! * `HRR_TEST_PID_FILE` — every replay writes the player's own pid here;
 //! * `HRR_TEST_DUMP_ENV` — every replay writes its argv, the replay
 //!   environment and whether its streams are terminals here (JSON);

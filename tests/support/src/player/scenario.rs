@@ -123,6 +123,16 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
             err("[HRR][WATCHDOG] to see the last launch, or attach rocgdb to inspect wavefronts.");
             std::process::exit(124)
         }
+        "hang_grandchild" => {
+            replay.through(steps);
+            escape_with_the_streams();
+            replay.summary(out)
+        }
+        "flood_hang" => {
+            flood();
+            replay.up_to_last_launch();
+            hang()
+        }
         "flood" => {
             flood();
             replay.through(steps);
@@ -395,6 +405,32 @@ fn hang() -> ! {
     }
     loop {
         std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
+/// Starts a daemon that leaves the player's process group and session
+/// (`setsid`), ignores SIGTERM and keeps the player's stdout (the pty) and
+/// stderr open; its pid goes to `HRR_TEST_CHILD_PID_FILE`.
+fn escape_with_the_streams() {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = std::process::Command::new("sleep");
+    cmd.arg("1000").stdin(std::process::Stdio::null());
+    // SAFETY: setsid and signal are async-signal-safe; nothing else runs
+    // between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            use nix::sys::signal::{signal, SigHandler, Signal};
+            nix::unistd::setsid()?;
+            signal(Signal::SIGTERM, SigHandler::SigIgn)?;
+            Ok(())
+        });
+    }
+    match (cmd.spawn(), std::env::var("HRR_TEST_CHILD_PID_FILE")) {
+        (Ok(c), Ok(path)) => {
+            super::write_atomically(std::path::Path::new(&path), &c.id().to_string())
+        }
+        (Err(e), _) => err(&format!("hrr-test-player: cannot start the daemon: {e}")),
+        _ => {}
     }
 }
 
