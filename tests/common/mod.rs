@@ -88,17 +88,18 @@ pub fn test_player() -> PathBuf {
         .parent()
         .expect("target dir")
         .join(format!("hrr-test-player{}", std::env::consts::EXE_SUFFIX));
+    // Always ask cargo (a no-op when it is up to date): `cargo test` does
+    // not build the binaries of a package without integration tests, so an
+    // existing player may be stale.
     BUILD.call_once(|| {
-        if !player.is_file() {
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let mut build = std::process::Command::new(cargo);
-            build.args(["build", "-p", "hrr-testkit", "--bin", "hrr-test-player"]);
-            if player.parent().and_then(|d| d.file_name()) == Some("release".as_ref()) {
-                build.arg("--release");
-            }
-            let status = build.status().expect("run cargo build for the test player");
-            assert!(status.success(), "building hrr-test-player failed");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let mut build = std::process::Command::new(cargo);
+        build.args(["build", "-q", "-p", "hrr-testkit", "--bin", "hrr-test-player"]);
+        if player.parent().and_then(|d| d.file_name()) == Some("release".as_ref()) {
+            build.arg("--release");
         }
+        let status = build.status().expect("run cargo build for the test player");
+        assert!(status.success(), "building hrr-test-player failed");
     });
     player
 }
