@@ -71,6 +71,11 @@ pub enum Builtin {
     /// Triage an archive: decode, preflight, replay, classify, report.
     Triage(TriageArgs),
 
+    /// The analyzer on its own: replay logs (+ the archive's summary) → finding.
+    Classify(ClassifyArgs),
+
+    /// Re-render a saved finding (JSON) as markdown or JSON.
+    Render(RenderArgs),
     /// Can this host (or a docker image) replay an archive faithfully?
     Preflight(PreflightArgs),
 
@@ -80,6 +85,11 @@ pub enum Builtin {
     /// Run a Lua workflow file.
     Run(RunArgs),
 
+    /// Replay one process capture with hrr-playback and record how it ended.
+    #[command(
+        after_help = "Exit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
+    )]
+    Replay(ReplayArgs),
     /// Print a shell completion script (includes Lua workflows, externals and aliases found now).
     Completions {
         /// The shell.
@@ -144,6 +154,44 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
+/// Where `hrr replay` runs the player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayModeArg {
+    /// On this host (needs a readable /dev/kfd).
+    Native,
+    /// In docker.image.
+    Docker,
+}
+
+/// `hrr replay <archive> … [-- extra hrr-playback args]`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A pid-* directory, or a capture root holding exactly one.
+    pub archive: PathBuf,
+    /// Where to run the player (default: replay.mode; auto = docker when
+    /// docker.image is set, else native).
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub replay: Option<ReplayModeArg>,
+    /// Do not pass a sync flag (replay.sync = none).
+    #[arg(long)]
+    pub no_sync: bool,
+    /// GPU ordinal for HIP_VISIBLE_DEVICES (default: replay.gpu).
+    #[arg(long, value_name = "N")]
+    pub gpu: Option<u32>,
+    /// Stop the replay after this long: 90, 90s, 30m, 1h; 0 = none.
+    #[arg(long, value_name = "DUR")]
+    pub timeout: Option<String>,
+    /// Write the replay log here instead of the workdir.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Print the result as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Extra arguments for hrr-playback, after `--`.
+    #[arg(last = true, value_name = "ARGS")]
+    pub extra: Vec<String>,
+}
+
 /// How `hrr triage` replays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ReplayChoice {
@@ -206,6 +254,43 @@ pub struct TriageArgs {
     /// Exit with the outcome's code (PASS 0, FAIL 10, MAF 11, ABORT 12, HANG 13, UNKNOWN 14, metadata-only 15).
     #[arg(long)]
     pub exit_code: bool,
+}
+
+/// `hrr classify --log FILE… [--archive DIR | --archive-info FILE] [--format …] [-o FILE]`.
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// A replay log or an `hrr-playback --info` dump; repeatable, any order
+    /// (`--log a.log --log info.txt` or `--log a.log info.txt`).
+    #[arg(
+        long = "log",
+        value_name = "FILE",
+        num_args = 1..,
+        required_unless_present_any = ["archive", "archive_info"]
+    )]
+    pub logs: Vec<PathBuf>,
+    /// The archive the logs came from (a pid-* directory, or a capture root
+    /// holding one process): decoded here, its summary joins the evidence.
+    #[arg(long, value_name = "DIR", conflicts_with = "archive_info")]
+    pub archive: Option<PathBuf>,
+    /// The archive's summary saved earlier: an `hrr archive info --json` document.
+    #[arg(long, value_name = "FILE")]
+    pub archive_info: Option<PathBuf>,
+    /// Finding format (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
+    /// Write the finding to FILE (mode 0600) instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `hrr render <finding.json> [--format …]`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// A finding saved as JSON (`-` reads stdin).
+    pub finding: PathBuf,
+    /// Output format (config output.format).
+    #[arg(long, value_enum)]
+    pub format: Option<FindingFormat>,
 }
 
 /// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs

@@ -73,7 +73,10 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
     match command {
         Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
+        Builtin::Replay(args) => commands::replay::run(&ctx, &args),
         Builtin::Triage(args) => commands::triage::run(ctx, &args),
+        Builtin::Classify(args) => commands::classify::run(&ctx, &args),
+        Builtin::Render(args) => commands::render::run(&ctx, &args),
         Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
         Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),

@@ -4,6 +4,7 @@
 //! in the modules below, one per core primitive (DESIGN §2).
 
 pub mod archive;
+pub mod classify;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -11,10 +12,13 @@ pub mod context;
 pub mod dispatch;
 pub mod error;
 pub mod external;
+pub mod finding;
 pub mod lua;
 pub mod playback;
 pub mod preflight;
 pub mod process;
+pub mod render;
+pub mod replay;
 pub mod safety;
 pub mod suggest;
 pub mod ui;

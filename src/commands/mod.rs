@@ -2,9 +2,12 @@
 //! and its clap arguments and returns the exit code.
 
 pub mod archive;
+pub mod classify;
 pub mod completions;
 pub mod config;
 pub mod list;
 pub mod playback;
 pub mod preflight;
+pub mod render;
+pub mod replay;
 pub mod triage;

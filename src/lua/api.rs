@@ -54,6 +54,10 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     super::fs::register(lua, &hrr, ctx)?;
     super::exec::register(lua, &hrr, ctx)?;
     super::json::register(lua, &hrr, ctx)?;
+    super::finding::register(lua, &hrr, ctx)?;
+    super::classify::register(lua, &hrr, ctx)?;
+    super::render::register(lua, &hrr, ctx)?;
+    super::replay::register(lua, &hrr, ctx)?;
     super::preflight::register(lua, &hrr, ctx)?;
     super::playback::register(lua, &hrr, ctx)?;
     lua.globals().set("hrr", hrr)

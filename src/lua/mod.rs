@@ -4,13 +4,17 @@
 
 mod api;
 mod archive;
+mod classify;
 mod config;
 mod exec;
+mod finding;
 mod fs;
 mod json;
 mod log;
 mod playback;
 mod preflight;
+mod render;
+mod replay;
 pub mod scripts;
 
 use std::path::{Path, PathBuf};

@@ -78,3 +78,27 @@ pub fn stdout(out: &std::process::Output) -> String {
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// The test player (`hrr-test-player`, standing in for `hrr-playback`) next
+/// to the `hrr` binary; built once with cargo if it is missing.
+pub fn test_player() -> PathBuf {
+    static BUILD: std::sync::Once = std::sync::Once::new();
+    let hrr = assert_cmd::cargo::cargo_bin("hrr");
+    let player = hrr
+        .parent()
+        .expect("target dir")
+        .join(format!("hrr-test-player{}", std::env::consts::EXE_SUFFIX));
+    BUILD.call_once(|| {
+        if !player.is_file() {
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut build = std::process::Command::new(cargo);
+            build.args(["build", "-p", "hrr-testkit", "--bin", "hrr-test-player"]);
+            if player.parent().and_then(|d| d.file_name()) == Some("release".as_ref()) {
+                build.arg("--release");
+            }
+            let status = build.status().expect("run cargo build for the test player");
+            assert!(status.success(), "building hrr-test-player failed");
+        }
+    });
+    player
+}

@@ -1,0 +1,81 @@
+//! `hrr replay <archive>`: run the replay only, print where the log is and
+//! how the replay ended (markdown, or JSON with `--json`).
+//!
+//! Exit code 0 whenever the replay ran, whatever the player did (its exit
+//! code, signal and timeout are in the output); 1 when it could not run;
+//! 130/143/129 when `hrr` was interrupted by SIGINT/SIGTERM/SIGHUP (the
+//! player's process group is stopped and the log ends with a marker).
+
+use std::fmt::Write as _;
+
+use crate::cli::{ReplayArgs, ReplayModeArg};
+use crate::context::Context;
+use crate::replay::{self, ReplayMode, ReplayRequest, ReplayResult};
+
+/// Runs `hrr replay`.
+pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
+    let mode = args.replay.map(|m| match m {
+        ReplayModeArg::Native => "native".to_string(),
+        ReplayModeArg::Docker => "docker".to_string(),
+    });
+    let config = ctx.config.with_flags(&[
+        ("replay.mode", mode, "--replay"),
+        ("replay.gpu", args.gpu.map(|g| g.to_string()), "--gpu"),
+        ("replay.timeout", args.timeout.clone(), "--timeout"),
+        (
+            "replay.sync",
+            args.no_sync.then(|| "none".to_string()),
+            "--no-sync",
+        ),
+    ])?;
+    let mut req = ReplayRequest::from_config(&config, &args.archive)?;
+    req.extra_args.extend(args.extra.iter().cloned());
+    req.log = args.log.clone();
+    let ctx = Context {
+        config,
+        ui: ctx.ui.clone(),
+    };
+    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
+        req.player = Some(replay::native::configured_player(&ctx)?);
+    }
+    let result = replay::run(&ctx, &req)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print!("{}", markdown(&args.archive.display().to_string(), &result));
+    }
+    Ok(0)
+}
+
+/// The result as a markdown table; unknown values print as `n/a`.
+fn markdown(archive: &str, r: &ReplayResult) -> String {
+    let na = |v: Option<i32>| v.map_or("n/a".to_string(), |n| n.to_string());
+    let mode = match r.mode {
+        ReplayMode::Native => "native",
+        ReplayMode::Docker => "docker",
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "## HRR replay — {}\n", crate::ui::inert(archive));
+    let _ = writeln!(out, "| | |\n|---|---|");
+    let rows = [
+        ("mode", mode.to_string()),
+        ("GPU", r.gpu.to_string()),
+        ("command", format!("`{}`", r.command.join(" "))),
+        ("exit code", na(r.exit_code)),
+        ("signal", na(r.signal)),
+        (
+            "timed out",
+            if r.timed_out { "yes" } else { "no" }.to_string(),
+        ),
+        ("duration", format!("{:.1} s", r.duration_s)),
+        ("log", r.log.display().to_string()),
+    ];
+    for (k, v) in rows {
+        let _ = writeln!(
+            out,
+            "| {k} | {} |",
+            crate::ui::inert(&v).replace('|', "\\|")
+        );
+    }
+    out
+}

@@ -1,0 +1,103 @@
+//! `hrr.classify{logs=…, archive=…, replay=…, preflight=…, metadata_only=…}`:
+//! replay logs plus the tables of `hrr.archive.info` (or an archive path),
+//! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::rc::Rc;
+
+use mlua::{Lua, LuaSerdeExt, Table, Value};
+
+use super::finding::to_lua;
+use crate::classify::{ArchiveFacts, Classifier};
+use crate::context::Context;
+use crate::finding::ReplayInfo;
+
+const WHO: &str = "hrr.classify";
+const OPTIONS: [&str; 5] = ["logs", "archive", "replay", "preflight", "metadata_only"];
+
+fn err(msg: impl std::fmt::Display) -> mlua::Error {
+    mlua::Error::runtime(format!("{WHO}: {msg}"))
+}
+
+fn table_option<T: serde::de::DeserializeOwned>(
+    lua: &Lua,
+    opts: &Table,
+    key: &str,
+    what: &str,
+) -> mlua::Result<Option<T>> {
+    match opts.get::<Value>(key)? {
+        Value::Nil => Ok(None),
+        Value::LightUserData(p) if p.0.is_null() => Ok(None),
+        v @ Value::Table(_) => lua
+            .from_value(v)
+            .map(Some)
+            .map_err(|e| err(format!("{key} is not {what}: {e}"))),
+        other => Err(err(format!(
+            "{key} must be {what}, got a {}",
+            other.type_name()
+        ))),
+    }
+}
+
+fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
+    for pair in opts.pairs::<Value, Value>() {
+        let (k, _) = pair?;
+        let name = k.to_string()?;
+        if !OPTIONS.contains(&name.as_str()) {
+            return Err(err(format!(
+                "unknown option `{name}` (known: {})",
+                OPTIONS.join(", ")
+            )));
+        }
+    }
+    let logs: Vec<String> = match opts.get::<Value>("logs")? {
+        Value::Nil => Vec::new(),
+        Value::String(s) => vec![s.to_str()?.to_string()],
+        v => lua
+            .from_value(v)
+            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?,
+    };
+    let archive: Option<ArchiveFacts> = match opts.get::<Value>("archive")? {
+        Value::String(path) => {
+            let path = path.to_str()?.to_string();
+            Some(
+                crate::commands::classify::decode(std::path::Path::new(&path))
+                    .map_err(|e| err(format!("{e:#}")))?,
+            )
+        }
+        _ => table_option(
+            lua,
+            &opts,
+            "archive",
+            "an archive path or the table hrr.archive.info returns",
+        )?,
+    };
+    let replay: Option<ReplayInfo> =
+        table_option(lua, &opts, "replay", "the table hrr.replay.run returns")?;
+    let preflight: Option<serde_json::Value> = table_option(
+        lua,
+        &opts,
+        "preflight",
+        "the table hrr.preflight.check returns",
+    )?;
+    let mut c = Classifier::new();
+    c.set_replay_skipped(opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false));
+    for log in &logs {
+        let file =
+            File::open(log).map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
+        c.begin_input(log.clone());
+        c.feed_reader(BufReader::with_capacity(256 * 1024, file))
+            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
+    }
+    let finding = c.finish(archive.as_ref(), replay.as_ref(), preflight.as_ref());
+    to_lua(lua, &finding)
+}
+
+/// Registers `hrr.classify`.
+pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> {
+    hrr.set(
+        "classify",
+        lua.create_function(|lua, opts: Table| classify(lua, opts))?,
+    )
+}

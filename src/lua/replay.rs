@@ -1,0 +1,116 @@
+//! `hrr.replay.run{archive=, player=, mode=, gpu=, timeout=, sync=, log=,
+//! extra_args=, trace_kernels=, progress_seconds=}`: one replay, returning
+//! the table `hrr replay --json` prints (log, exit_code, signal, timed_out,
+//! duration_s, command, mode, gpu; unknown values are nil). Unset fields
+//! come from the config. `hrr.replay.pick_gpu()`: the GPU `replay.gpu =
+//! "auto"` means (most free VRAM per rocm-smi, else 0).
+
+use std::rc::Rc;
+
+use mlua::{Lua, Table, Value};
+
+use crate::context::Context;
+use crate::replay::{self, ReplayMode, ReplayRequest};
+
+/// The option names `hrr.replay.run` accepts.
+const KEYS: &[&str] = &[
+    "archive",
+    "player",
+    "mode",
+    "gpu",
+    "timeout",
+    "sync",
+    "log",
+    "extra_args",
+    "trace_kernels",
+    "progress_seconds",
+];
+
+/// Registers `hrr.replay`.
+pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
+    let t = lua.create_table()?;
+    let c = Rc::clone(ctx);
+    t.set(
+        "run",
+        lua.create_function(move |lua, opts: Table| {
+            let fail = |e: anyhow::Error| mlua::Error::runtime(format!("hrr.replay.run: {e:#}"));
+            let (ctx, req) = request(&c, &opts).map_err(fail)?;
+            let result = replay::run(&ctx, &req).map_err(fail)?;
+            // Unknown values (no exit code, no signal) are nil.
+            super::to_lua(lua, &result)
+        })?,
+    )?;
+    let c = Rc::clone(ctx);
+    t.set(
+        "pick_gpu",
+        lua.create_function(move |_, ()| {
+            let (gpu, how) = replay::gpu::choose(&c, replay::GpuChoice::Auto);
+            c.ui.status(&format!("GPU {gpu} ({how})"));
+            Ok(gpu)
+        })?,
+    )?;
+    hrr.set("replay", t)
+}
+
+/// The context (config with the table's settings applied) and request for
+/// one call.
+fn request(ctx: &Context, opts: &Table) -> anyhow::Result<(Context, ReplayRequest)> {
+    for pair in opts.pairs::<Value, Value>() {
+        let (key, _) = pair.map_err(lua_error)?;
+        let name = key.to_string().map_err(lua_error)?;
+        if !KEYS.contains(&name.as_str()) {
+            anyhow::bail!("unknown option '{name}' (known: {})", KEYS.join(", "));
+        }
+    }
+    let text = |key: &str| -> anyhow::Result<Option<String>> {
+        Ok(match opts.get::<Value>(key).map_err(lua_error)? {
+            Value::Nil => None,
+            Value::String(s) => Some(s.to_str().map_err(lua_error)?.to_string()),
+            Value::Integer(n) => Some(n.to_string()),
+            Value::Number(f) if key == "timeout" => Some(format!("{}ms", (f * 1000.0).round())),
+            Value::Boolean(b) => Some(b.to_string()),
+            other => anyhow::bail!("{key}: unexpected {}", other.type_name()),
+        })
+    };
+    let archive = text("archive")?.ok_or_else(|| anyhow::anyhow!("archive is required"))?;
+    let config = ctx.config.with_flags(&[
+        ("replay.mode", text("mode")?, "hrr.replay.run mode"),
+        ("replay.gpu", text("gpu")?, "hrr.replay.run gpu"),
+        ("replay.timeout", text("timeout")?, "hrr.replay.run timeout"),
+        ("replay.sync", text("sync")?, "hrr.replay.run sync"),
+        (
+            "replay.trace_kernels",
+            text("trace_kernels")?,
+            "hrr.replay.run trace_kernels",
+        ),
+        (
+            "replay.progress_seconds",
+            text("progress_seconds")?,
+            "hrr.replay.run progress_seconds",
+        ),
+        ("playback.path", text("player")?, "hrr.replay.run player"),
+    ])?;
+    let mut req = ReplayRequest::from_config(&config, archive)?;
+    let extra_args = opts
+        .get::<Option<Vec<String>>>("extra_args")
+        .map_err(|e| anyhow::anyhow!("extra_args: expected a list of strings ({e})"))?;
+    if let Some(extra) = extra_args {
+        req.extra_args.extend(extra);
+    }
+    req.log = text("log")?.map(Into::into);
+    let ctx = Context {
+        config,
+        ui: ctx.ui.clone(),
+    };
+    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
+        req.player = Some(replay::native::configured_player(&ctx).map_err(|e| {
+            anyhow::anyhow!("{e:#}; or pass player = hrr.playback.locate{{build=true}}.path")
+        })?);
+    }
+    Ok((ctx, req))
+}
+
+/// An mlua error (not `Send`) as an anyhow error with its message.
+fn lua_error(e: mlua::Error) -> anyhow::Error {
+    anyhow::anyhow!("{e}")
+}

@@ -1,0 +1,329 @@
+//! Replay: run `hrr-playback` on one process capture, natively or in docker,
+//! bounded by a timeout, and record everything it printed and how it ended
+//! (DESIGN §7, §8).
+//!
+//! The player runs in its own process group on a pseudo-terminal, so the C
+//! runtime line-buffers its stdout and nothing is lost when the ROCm runtime
+//! calls `abort()` on a GPU fault (a pipe makes stdout block-buffered and the
+//! buffered lines die with the process). Every line goes to the log as it
+//! arrives; the log ends with the runner's stop markers:
+//! `[hrr] replay timed out after <N>s`, `[hrr] replay killed by signal <N>`,
+//! `[hrr] replay exited with code <N>`, or
+//! `[hrr] replay interrupted: hrr received signal <N>`.
+
+#[cfg(unix)]
+mod capture;
+pub mod docker;
+pub mod gpu;
+#[cfg(unix)]
+mod interrupt;
+mod logfile;
+pub mod native;
+mod progress;
+mod target;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::context::Context;
+
+/// Where the player runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReplayMode {
+    /// On this host.
+    Native,
+    /// In `docker.image`.
+    Docker,
+}
+
+/// Which synchronisation flag the player gets (`replay.sync`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncMode {
+    /// `--sync-after-launch`: a fault is attributed to the launch that made it.
+    Launch,
+    /// `--sync-after-event`: slowest, attributes errors to any event.
+    Event,
+    /// No flag.
+    None,
+}
+
+impl SyncMode {
+    /// The player flag for this mode, if any.
+    pub fn flag(self) -> Option<&'static str> {
+        match self {
+            SyncMode::Launch => Some("--sync-after-launch"),
+            SyncMode::Event => Some("--sync-after-event"),
+            SyncMode::None => None,
+        }
+    }
+
+    /// Parses a `replay.sync` value.
+    pub fn parse(s: &str) -> anyhow::Result<SyncMode> {
+        Ok(match s {
+            "launch" => SyncMode::Launch,
+            "event" => SyncMode::Event,
+            "none" => SyncMode::None,
+            other => bail!("sync: expected launch, event or none, found \"{other}\""),
+        })
+    }
+}
+
+/// Which GPU the replay uses (`HIP_VISIBLE_DEVICES`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GpuChoice {
+    /// The device with the most free VRAM per `rocm-smi`, else 0.
+    Auto,
+    /// This ordinal.
+    Ordinal(u32),
+}
+
+/// Everything one replay needs; [`ReplayRequest::from_config`] fills it from
+/// the effective config, callers override fields.
+#[derive(Clone, Debug)]
+pub struct ReplayRequest {
+    /// A `pid-*` directory, or a capture root holding exactly one.
+    pub archive: PathBuf,
+    /// The host `hrr-playback` (native; docker with `docker.mount_clr`).
+    pub player: Option<PathBuf>,
+    /// Native or docker.
+    pub mode: ReplayMode,
+    /// The GPU.
+    pub gpu: GpuChoice,
+    /// Stop the player after this long; `None` = no limit.
+    pub timeout: Option<Duration>,
+    /// Synchronisation flag.
+    pub sync: SyncMode,
+    /// Pass `--trace-kernels`.
+    pub trace_kernels: bool,
+    /// `HIP_HRR_REPLAY_PROGRESS_SECONDS`.
+    pub progress_seconds: u32,
+    /// Appended to the player's command line.
+    pub extra_args: Vec<String>,
+    /// The log file; `None` = `<workdir>/hrr-replay-<pid-dir>-<UTC ts>-<pid>.log`.
+    pub log: Option<PathBuf>,
+}
+
+impl ReplayRequest {
+    /// A request for `archive` from the `replay.*` keys of `config`. Mode
+    /// `auto` is docker when `docker.image` is set, else native.
+    pub fn from_config(config: &Config, archive: impl Into<PathBuf>) -> anyhow::Result<Self> {
+        let mode = match config.str("replay.mode").unwrap_or("auto") {
+            "docker" => ReplayMode::Docker,
+            "native" => ReplayMode::Native,
+            _ if config.str("docker.image").is_some_and(|i| !i.is_empty()) => ReplayMode::Docker,
+            _ => ReplayMode::Native,
+        };
+        let gpu = match config.int("replay.gpu") {
+            Some(n) => GpuChoice::Ordinal(u32::try_from(n).context("replay.gpu is out of range")?),
+            None => GpuChoice::Auto,
+        };
+        Ok(ReplayRequest {
+            archive: archive.into(),
+            player: config.str("playback.path").map(PathBuf::from),
+            mode,
+            gpu,
+            timeout: config.duration("replay.timeout"),
+            sync: SyncMode::parse(config.str("replay.sync").unwrap_or("launch"))?,
+            trace_kernels: config.bool("replay.trace_kernels"),
+            progress_seconds: config
+                .int("replay.progress_seconds")
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(30),
+            extra_args: config.strings("replay.extra_args"),
+            log: None,
+        })
+    }
+
+    /// The player's arguments after the program: `<archive> [sync flag]
+    /// [--trace-kernels] [extra…]` (DESIGN §7). `--repair` is never passed.
+    pub fn player_args(&self, archive_arg: OsString) -> anyhow::Result<Vec<OsString>> {
+        if self.extra_args.iter().any(|a| a == "--repair") {
+            bail!("refusing to pass --repair to hrr-playback: it rewrites the archive in place and erases the crash evidence");
+        }
+        let mut args = vec![archive_arg];
+        args.extend(self.sync.flag().map(OsString::from));
+        if self.trace_kernels {
+            args.push("--trace-kernels".into());
+        }
+        args.extend(self.extra_args.iter().map(OsString::from));
+        Ok(args)
+    }
+}
+
+/// How a replay ended and where its output is; the Lua table of
+/// `hrr.replay.run` and the JSON of `hrr replay --json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplayResult {
+    /// The log file: every player line, then the stop markers.
+    pub log: PathBuf,
+    /// The player's exit status, when it exited (not killed).
+    pub exit_code: Option<i32>,
+    /// The signal that killed the player (or the docker client).
+    pub signal: Option<i32>,
+    /// The runner's timeout stopped it.
+    pub timed_out: bool,
+    /// Wall time of the replay in seconds.
+    pub duration_s: f64,
+    /// The command line that was run.
+    pub command: Vec<String>,
+    /// Native or docker.
+    pub mode: ReplayMode,
+    /// The GPU ordinal given as `HIP_VISIBLE_DEVICES`.
+    pub gpu: u32,
+}
+
+/// A prepared command: argv, environment changes, and the command that stops
+/// it from outside (docker kill) on a timeout or interruption.
+#[derive(Clone, Debug, Default)]
+pub struct Launch {
+    /// Program and arguments.
+    pub argv: Vec<OsString>,
+    /// Variables to set (`Some`) or remove (`None`); the rest is inherited.
+    pub env: Vec<(OsString, Option<OsString>)>,
+    /// Run (captured, bounded) before signalling the process group on a
+    /// timeout or interruption.
+    pub stop_command: Option<Vec<String>>,
+}
+
+impl Launch {
+    /// The argv as text for logs and results.
+    pub fn display(&self) -> Vec<String> {
+        self.argv
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+}
+
+/// Runs one replay and returns how it ended. Errors (nothing spawned, no
+/// log left behind): an archive that is not a process capture, an
+/// unreadable `/dev/kfd`, a missing player or docker, a log path inside the
+/// archive. When `hrr` itself gets SIGINT/SIGTERM/SIGHUP during the replay,
+/// the player's group is stopped, the log gets its marker, and the error is
+/// a [`crate::error::Failure`] with exit code 128 + signal.
+pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
+    let target = target::resolve(&req.archive)?;
+    let log_path = match &req.log {
+        Some(p) => p.clone(),
+        None => crate::workdir::ensure(&ctx.config, &|m| ctx.ui.warn(m))?
+            .join(logfile::default_name(&target.pid_dir)),
+    };
+    crate::safety::ensure_outside(&log_path, &target.archive)?;
+    let (gpu, how) = gpu::choose(ctx, req.gpu);
+    let launch = match req.mode {
+        ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
+        ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
+    };
+    let command = launch.display();
+    ctx.ui.status(&format!(
+        "{} replay on GPU {gpu} ({how}): {}",
+        mode_name(req.mode),
+        command.join(" ")
+    ));
+    ctx.ui
+        .status(&format!("replay log: {}", log_path.display()));
+    let started = Instant::now();
+    let ending = spawn_and_capture(ctx, &launch, &log_path, req.timeout)?;
+    let result = ReplayResult {
+        log: log_path,
+        exit_code: ending.exit_code,
+        signal: ending.signal,
+        timed_out: ending.timed_out,
+        duration_s: started.elapsed().as_secs_f64(),
+        command,
+        mode: req.mode,
+        gpu,
+    };
+    for marker in &ending.markers {
+        ctx.ui.status(marker.trim_start_matches("[hrr] "));
+    }
+    if let Some(sig) = ending.interrupted {
+        return Err(crate::error::Failure::new(
+            128 + sig,
+            format!(
+                "replay interrupted by signal {sig}: the player's process group was stopped; partial log: {}",
+                result.log.display()
+            ),
+        )
+        .into());
+    }
+    Ok(result)
+}
+
+fn mode_name(mode: ReplayMode) -> &'static str {
+    match mode {
+        ReplayMode::Native => "native",
+        ReplayMode::Docker => "docker",
+    }
+}
+
+/// How the capture ended, with the marker lines written to the log.
+struct Ending {
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    timed_out: bool,
+    interrupted: Option<i32>,
+    markers: Vec<String>,
+}
+
+#[cfg(unix)]
+fn spawn_and_capture(
+    ctx: &Context,
+    launch: &Launch,
+    log_path: &Path,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Ending> {
+    let file = logfile::create(log_path)?;
+    let progress = (ctx.ui.stderr_is_tty() && !ctx.ui.quiet()).then(progress::Display::new);
+    let mut sink = logfile::LineSink::new(file, ctx.ui.verbose() && !ctx.ui.quiet(), progress);
+    let stopped = match capture::run(launch, &mut sink, timeout) {
+        Ok(s) => s,
+        Err(e) => {
+            sink.abandon();
+            let _ = std::fs::remove_file(log_path);
+            return Err(e);
+        }
+    };
+    let mut markers = Vec::new();
+    if let Some(sig) = stopped.interrupted {
+        markers.push(format!(
+            "[hrr] replay interrupted: hrr received signal {sig}"
+        ));
+    } else if stopped.timed_out {
+        let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
+        markers.push(format!(
+            "[hrr] replay timed out after {}s",
+            logfile::seconds(secs)
+        ));
+    } else if let Some(sig) = stopped.signal {
+        markers.push(format!("[hrr] replay killed by signal {sig}"));
+    }
+    if let Some(code) = stopped.exit_code {
+        markers.push(format!("[hrr] replay exited with code {code}"));
+    }
+    sink.finish(&markers)
+        .with_context(|| format!("cannot write the replay log {}", log_path.display()))?;
+    Ok(Ending {
+        exit_code: stopped.exit_code,
+        signal: stopped.signal,
+        timed_out: stopped.timed_out,
+        interrupted: stopped.interrupted,
+        markers,
+    })
+}
+
+#[cfg(not(unix))]
+fn spawn_and_capture(
+    _ctx: &Context,
+    _launch: &Launch,
+    _log_path: &Path,
+    _timeout: Option<Duration>,
+) -> anyhow::Result<Ending> {
+    bail!("replay needs a Linux host in this version of hrr (pseudo-terminal capture and process groups); run `hrr triage --no-replay` here and replay on the GPU host")
+}
