@@ -12,8 +12,9 @@
 //! under the system temp directory (set `TMPDIR=/dev/shm` when fuzzing to
 //! keep it in memory), laid out as a capture root `<scratch>/pid-1/…`.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::fs;
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -22,7 +23,9 @@ use hrr::archive::decode::Events;
 use hrr::archive::events::RecordReader;
 use hrr::archive::fixed::{self, Payload};
 use hrr::archive::{self, manifest, report, Info};
+use hrr::classify::{ArchiveFacts, Classifier};
 use hrr::config::{schema, Config};
+use hrr::finding::Finding;
 
 /// A capture root on disk, reused by every input of one thread and removed
 /// when the thread ends.
@@ -263,4 +266,79 @@ fn read_every_key(c: &Config) {
     let _ = (c.aliases(), c.rocm_path(), c.profile());
     let _ = hrr::commands::config::show(c, true);
     let _ = hrr::commands::config::show(c, false);
+}
+
+/// A launch payload (reference §10.1) of `name` with no arguments, no
+/// attribute tail and no snapshots.
+fn plain_launch(name: &[u8]) -> Vec<u8> {
+    let mut p = 0x5000u64.to_le_bytes().to_vec();
+    p.extend(u16::try_from(name.len()).expect("short name").to_le_bytes());
+    p.extend(name);
+    p.extend([0x11; 16]);
+    for v in [4u32, 1, 1, 64, 1, 1, 0] {
+        p.extend(v.to_le_bytes());
+    }
+    p.extend([0u8; 4]);
+    p
+}
+
+thread_local! {
+    static CRASH_FACTS: OnceCell<ArchiveFacts> = const { OnceCell::new() };
+}
+
+/// The facts of a crashed single-kernel capture (one launch of `crash_oob`,
+/// no trailer, manifest `complete: false`), so the classifier's kernel
+/// inference and archive-health rules run on every log.
+fn crash_facts() -> ArchiveFacts {
+    CRASH_FACTS.with(|cell| {
+        cell.get_or_init(|| {
+            let launch = record(id::HIP_MODULE_LAUNCH_KERNEL, 0, &plain_launch(b"crash_oob"))
+                .expect("a short launch record");
+            let mut stream = file_header(7);
+            stream.extend(launch);
+            let mut facts = None;
+            with_scratch(|s| {
+                s.reset(&stream);
+                let process = s.process();
+                fs::write(
+                    process.join("manifest.json"),
+                    br#"{"pid":1,"complete":false}"#,
+                )
+                .expect("write manifest.json");
+                facts = Some(
+                    hrr::commands::classify::decode(&process)
+                        .expect("decode the crashed single-kernel capture"),
+                );
+            });
+            facts.expect("the scratch closure ran")
+        })
+        .clone()
+    })
+}
+
+/// `classifier_lines`: the input is a replay log (or `--info` dump). It is
+/// fed through the buffered reader with a 16-byte buffer (so lines straddle
+/// buffer fills), and line by line with the facts of a crashed archive;
+/// each finding is rendered as JSON and markdown, and the JSON must read
+/// back as a finding (what `hrr render` does with a saved finding).
+pub fn classifier_lines(data: &[u8]) {
+    let mut buffered = Classifier::new();
+    buffered.begin_input("fuzz.log");
+    let _ = buffered.feed_reader(BufReader::with_capacity(16, data));
+    let mut by_line = Classifier::new();
+    by_line.begin_input("fuzz.log");
+    for line in data.split(|&b| b == b'\n') {
+        by_line.feed_line(line);
+    }
+    let facts = crash_facts();
+    for finding in [
+        buffered.finish(None, None, None),
+        by_line.finish(Some(&facts), None, None),
+    ] {
+        let json = hrr::render::json(&finding);
+        let _ = hrr::render::markdown(&finding);
+        if let Err(e) = Finding::from_json(&json) {
+            panic!("a finding's own JSON does not read back: {e:#}\n{json}");
+        }
+    }
 }
