@@ -298,6 +298,16 @@ impl Config {
     }
 }
 
+/// Parses the text of one config file as the only layer over the built-in
+/// defaults, exactly as `hrr` reads a site, user, project or `--config` file
+/// (a `profile = "…"` key in it selects one of its `[profile.NAME]` tables).
+/// `path` only names the file in error messages. For callers that hold the
+/// text rather than a file (the fuzz targets and their regression test).
+pub fn parse_text(path: &Path, text: &str) -> anyhow::Result<Config> {
+    let settings = layer::parse_file(path, text)?;
+    Config::from_layers(settings, Vec::new(), None)
+}
+
 /// The user's config directory (`~/.config/hrr` on Linux,
 /// `%APPDATA%\hrr` on Windows).
 pub fn user_dir() -> Option<PathBuf> {
@@ -517,6 +527,29 @@ mod tests {
         assert_eq!(c.int("replay.progress_seconds"), Some(5));
         let err = load(&[], &[("HRR_CONTINUE", "maybe")], LoadOptions::default()).unwrap_err();
         assert!(format!("{err:#}").contains("HRR_CONTINUE (sets preflight.continue)"));
+    }
+
+    #[test]
+    fn parse_text_layers_one_file_over_the_defaults() {
+        let path = Path::new("lab.toml");
+        let c = parse_text(path, "[replay]\ngpu = 2\n").unwrap();
+        assert_eq!(c.int("replay.gpu"), Some(2));
+        assert_eq!(
+            c.entry("replay.gpu").unwrap().origin,
+            Origin::File {
+                path: path.into(),
+                line: 2
+            }
+        );
+        assert_eq!(c.str("replay.mode"), Some("auto"));
+        assert_eq!(c.entry("replay.mode").unwrap().origin, Origin::Default);
+        let err = parse_text(path, "[replay]\ngpux = 1\n").unwrap_err();
+        assert!(format!("{err:#}").contains("lab.toml:2"), "{err:#}");
+        let err = parse_text(path, "profile = \"mi300\"\n").unwrap_err();
+        assert!(
+            format!("{err:#}").contains("unknown profile 'mi300'"),
+            "{err:#}"
+        );
     }
 
     #[test]
