@@ -94,7 +94,14 @@ pub fn test_player() -> PathBuf {
     BUILD.call_once(|| {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         let mut build = std::process::Command::new(cargo);
-        build.args(["build", "-q", "-p", "hrr-testkit", "--bin", "hrr-test-player"]);
+        build.args([
+            "build",
+            "-q",
+            "-p",
+            "hrr-testkit",
+            "--bin",
+            "hrr-test-player",
+        ]);
         if player.parent().and_then(|d| d.file_name()) == Some("release".as_ref()) {
             build.arg("--release");
         }
