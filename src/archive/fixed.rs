@@ -166,6 +166,63 @@ pub fn decode(v7_id: Option<u16>, r: &[u8]) -> Payload<'_> {
     decode_fixed(api, r).unwrap_or(Payload::Opaque)
 }
 
+/// What the archive summary needs from an event of one API. The summary
+/// counts launches and their kernels, referenced blobs and code objects, D2H
+/// checks and undersized records; the other decoded fields matter only to
+/// `archive events`, so the summary skips decoding them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SummaryNeed {
+    /// No documented layout: nothing beyond the header.
+    Nothing,
+    /// A kernel launch: parse it ([`Launch::parse`]).
+    Launch,
+    /// A fixed struct with no hash or check in it: only whether the record
+    /// is shorter than this documented size.
+    Size(usize),
+    /// Copies, module loads, fat binaries, host registrations, kernel
+    /// nodes: [`decode`] it.
+    Decode,
+}
+
+/// The [`SummaryNeed`] of a v7 id; agrees with [`decode`] (tested).
+pub fn summary_need(api: u16) -> SummaryNeed {
+    use id::*;
+    if is_launch(api) {
+        return SummaryNeed::Launch;
+    }
+    if kernel_node_struct_len(api).is_some() {
+        return SummaryNeed::Decode;
+    }
+    let Some(expected) = struct_len(api) else {
+        return SummaryNeed::Nothing;
+    };
+    match api {
+        HIP_MALLOC
+        | HIP_MALLOC_HOST
+        | HIP_MEM_ALLOC_HOST
+        | HIP_MALLOC_MANAGED
+        | HIP_EXT_MALLOC_WITH_FLAGS
+        | HIP_HOST_MALLOC
+        | HIP_HOST_ALLOC
+        | HIP_MALLOC_ASYNC
+        | HIP_FREE
+        | HIP_HOST_FREE
+        | HIP_FREE_HOST
+        | HIP_FREE_ASYNC
+        | HIP_MODULE_GET_FUNCTION
+        | HIP_MODULE_UNLOAD
+        | HIP_STREAM_CREATE
+        | HIP_STREAM_CREATE_WITH_FLAGS
+        | HIP_STREAM_CREATE_WITH_PRIORITY
+        | HIP_STREAM_DESTROY
+        | HIP_STREAM_SYNCHRONIZE
+        | HIP_GRAPH_LAUNCH
+        | HIP_EVENT_RECORD
+        | HIP_SET_DEVICE => SummaryNeed::Size(expected),
+        _ => SummaryNeed::Decode,
+    }
+}
+
 /// `payload_length` of the fixed structs this module decodes (§11, §12.1).
 fn struct_len(api: u16) -> Option<usize> {
     use id::*;
@@ -418,6 +475,42 @@ mod tests {
             (c.stream, c.blob, c.d2h_check),
             (Some(0x55), BlobHash::new(1, 0), false)
         );
+    }
+
+    /// For every v7 id and record length, the summary's shortcut sees what
+    /// a full decode sees: `Nothing` ids decode as opaque, `Size(n)` ids as
+    /// short below n and otherwise as a payload with no hash or check.
+    #[test]
+    fn summary_need_agrees_with_decode_for_every_id() {
+        let mut decoded = 0;
+        for api in 0..crate::archive::apis::V7_COUNT {
+            for len in [0, 32, 40, 43, 44, 51, 52, 56, 60, 64, 72, 88, 92, 300] {
+                let r = vec![0xA5u8; len];
+                let p = decode(Some(api), &r);
+                match summary_need(api) {
+                    SummaryNeed::Nothing => assert!(matches!(p, Payload::Opaque), "{api}"),
+                    SummaryNeed::Launch => {
+                        assert!(matches!(p, Payload::Launch(_) | Payload::Malformed(_)))
+                    }
+                    SummaryNeed::Size(n) if len < n => {
+                        assert!(matches!(p, Payload::Short { expected } if expected == n))
+                    }
+                    SummaryNeed::Size(_) => assert!(
+                        matches!(
+                            p,
+                            Payload::Alloc { .. }
+                                | Payload::Free { .. }
+                                | Payload::Handle { .. }
+                                | Payload::SetDevice { .. }
+                                | Payload::GetFunction { .. }
+                        ),
+                        "{api}: {p:?}"
+                    ),
+                    SummaryNeed::Decode => decoded += 1,
+                }
+            }
+        }
+        assert!(decoded > 0);
     }
 
     #[test]

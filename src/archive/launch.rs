@@ -56,12 +56,7 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], PayloadError> {
         if self.remaining() < n {
-            return Err(PayloadError {
-                field,
-                at: self.pos,
-                need: n,
-                record_len: self.b.len(),
-            });
+            return Err(overrun(self.b, self.pos, n, field));
         }
         let s = &self.b[self.pos..self.pos + n];
         self.pos += n;
@@ -154,42 +149,75 @@ impl Arg<'_> {
     }
 }
 
-/// Walks `count` argument entries; returns the bytes they span. This is the
-/// hot loop of a launch-heavy archive: one bounds check per field, and the
-/// error is built only on failure.
+/// Walks `count` argument entries from `c`; returns the bytes they span.
+/// This is the hot loop of a launch-heavy archive, so the common case does
+/// one bounds check per entry (its 3-byte head: a size that runs past the
+/// record shows up as the next head, or the end, being out of bounds) and
+/// reads a kind-3 pointer count without branching on the kind. Any overrun
+/// is re-walked by [`check_args`] to name the field that does not fit.
+#[inline]
 fn skip_args<'a>(c: &mut Cursor<'a>, count: u16) -> Result<&'a [u8], PayloadError> {
     let b = c.b;
     let start = c.pos;
     let mut pos = start;
+    let mut fits = true;
     for _ in 0..count {
-        if b.len() < pos + 3 {
-            return Err(arg_error(b, pos, 3, "argument value_kind and size"));
+        let Some(head) = b.get(pos..pos + 3) else {
+            fits = false;
+            break;
+        };
+        let size = usize::from(u16::from_le_bytes([head[1], head[2]]));
+        pos += 3 + size;
+        if head[0] == 3 {
+            let Some(n) = b.get(pos..pos + 2) else {
+                fits = false;
+                break;
+            };
+            pos += 2 + 2 * usize::from(u16::from_le_bytes([n[0], n[1]]));
         }
-        let kind = b[pos];
-        let size = usize::from(le_u16(b, pos + 1));
-        pos += 3;
-        if b.len() - pos < size {
-            return Err(arg_error(b, pos, size, "argument bytes"));
-        }
-        pos += size;
-        if kind == 3 {
-            if b.len() - pos < 2 {
-                return Err(arg_error(b, pos, 2, "argument n_ptrs"));
-            }
-            let n = usize::from(le_u16(b, pos)) * 2;
-            pos += 2;
-            if b.len() - pos < n {
-                return Err(arg_error(b, pos, n, "argument pointer offsets"));
-            }
-            pos += n;
-        }
+    }
+    if !fits || pos > b.len() {
+        pos = check_args(b, start, count)?;
     }
     c.pos = pos;
     Ok(&b[start..pos])
 }
 
+/// The field-by-field argument walk behind [`skip_args`]: where the entries
+/// end, or the first field, in record order, that does not fit.
 #[cold]
-fn arg_error(b: &[u8], at: usize, need: usize, field: &'static str) -> PayloadError {
+#[inline(never)]
+fn check_args(b: &[u8], start: usize, count: u16) -> Result<usize, PayloadError> {
+    let mut pos = start;
+    for _ in 0..count {
+        if b.len() < pos + 3 {
+            return Err(overrun(b, pos, 3, "argument value_kind and size"));
+        }
+        let kind = b[pos];
+        let size = usize::from(le_u16(b, pos + 1));
+        pos += 3;
+        if b.len() - pos < size {
+            return Err(overrun(b, pos, size, "argument bytes"));
+        }
+        pos += size;
+        if kind == 3 {
+            if b.len() - pos < 2 {
+                return Err(overrun(b, pos, 2, "argument n_ptrs"));
+            }
+            let n = usize::from(le_u16(b, pos)) * 2;
+            pos += 2;
+            if b.len() - pos < n {
+                return Err(overrun(b, pos, n, "argument pointer offsets"));
+            }
+            pos += n;
+        }
+    }
+    Ok(pos)
+}
+
+/// The error for `field` at `at` needing `need` bytes of record `b`.
+#[cold]
+fn overrun(b: &[u8], at: usize, need: usize, field: &'static str) -> PayloadError {
     PayloadError {
         field,
         at,
@@ -283,24 +311,79 @@ pub struct Launch<'a> {
     snapshots: &'a [u8],
 }
 
-impl<'a> Launch<'a> {
-    /// Parses the launch payload of a whole record (header included).
-    pub fn parse(record: &'a [u8]) -> Result<Launch<'a>, PayloadError> {
-        let mut c = Cursor::new(record, EVENT_HEADER_LEN);
-        let stream = c.u64("stream")?;
-        let name_len = c.u16("name_len")?;
-        let name = c.take(usize::from(name_len), "kernel name")?;
+/// The fixed fields between the kernel name and the argument entries.
+struct FixedPart {
+    code_object: BlobHash,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_mem: u32,
+    num_args: u16,
+    num_snapshots: u16,
+}
+
+/// Bytes of [`FixedPart`] with its code-object hash.
+const FIXED_PART_LEN: usize = 48;
+
+impl FixedPart {
+    /// Reads the fixed part at the cursor: in one bounds check when all of
+    /// it is there (every capture that records a code-object hash), field by
+    /// field otherwise.
+    #[inline]
+    fn read(c: &mut Cursor<'_>) -> Result<FixedPart, PayloadError> {
+        let Some(f) = c.b.get(c.pos..c.pos + FIXED_PART_LEN) else {
+            return FixedPart::read_short(c);
+        };
+        let f: &[u8; FIXED_PART_LEN] = f.try_into().expect("48 bytes");
+        c.pos += FIXED_PART_LEN;
+        let u32_at = |at: usize| le_u32(f, at);
+        Ok(FixedPart {
+            code_object: BlobHash::new(le_u64(f, 0), le_u64(f, 8)),
+            grid: [u32_at(16), u32_at(20), u32_at(24)],
+            block: [u32_at(28), u32_at(32), u32_at(36)],
+            shared_mem: u32_at(40),
+            num_args: le_u16(f, 44),
+            num_snapshots: le_u16(f, 46),
+        })
+    }
+
+    /// The fixed part of a record with fewer than 48 bytes after the name:
+    /// an old capture without a code-object hash, or a record that ends
+    /// early (the error names the first field that does not fit).
+    #[cold]
+    fn read_short(c: &mut Cursor<'_>) -> Result<FixedPart, PayloadError> {
         // Legacy tolerance of the upstream reader: co_hash only if 16 bytes remain.
         let code_object = if c.remaining() >= 16 {
             c.hash("co_hash")?
         } else {
             BlobHash::default()
         };
-        let grid = c.dim3("grid")?;
-        let block = c.dim3("block")?;
-        let shared_mem = c.u32("shared_mem")?;
-        let num_args = c.u16("num_args")?;
-        let num_snapshots = c.u16("num_snapshots")?;
+        Ok(FixedPart {
+            code_object,
+            grid: c.dim3("grid")?,
+            block: c.dim3("block")?,
+            shared_mem: c.u32("shared_mem")?,
+            num_args: c.u16("num_args")?,
+            num_snapshots: c.u16("num_snapshots")?,
+        })
+    }
+}
+
+impl<'a> Launch<'a> {
+    /// Parses the launch payload of a whole record (header included).
+    #[inline]
+    pub fn parse(record: &'a [u8]) -> Result<Launch<'a>, PayloadError> {
+        let mut c = Cursor::new(record, EVENT_HEADER_LEN);
+        let stream = c.u64("stream")?;
+        let name_len = c.u16("name_len")?;
+        let name = c.take(usize::from(name_len), "kernel name")?;
+        let FixedPart {
+            code_object,
+            grid,
+            block,
+            shared_mem,
+            num_args,
+            num_snapshots,
+        } = FixedPart::read(&mut c)?;
         let args = skip_args(&mut c, num_args)?;
         // Attribute tail: written by every current capture, absent in older
         // ones (readers that stop after the arguments ignore it).
@@ -475,6 +558,51 @@ mod tests {
         assert_eq!(snaps.len(), 2);
         assert_eq!((snaps[0].direction, snaps[1].direction), (0, 1));
         assert_eq!(snaps[1].offset, 262_144);
+    }
+
+    /// Cutting the §15 probe launch at every length names the field that
+    /// the §10.1 layout puts across the cut (offsets worked out by hand),
+    /// with the two legacy rules: no co_hash when fewer than 16 bytes follow
+    /// the name, and no attribute tail when the record ends after the args.
+    #[test]
+    fn a_launch_cut_anywhere_names_the_field_across_the_cut() {
+        let full = probe_launch(0, 0);
+        assert_eq!(full.len(), 192);
+        // (end offset, field) in record order for the full layout.
+        let layout = [
+            (40, "stream"),
+            (42, "name_len"),
+            (54, "kernel name"),
+            (70, "co_hash"),
+            (82, "grid"),
+            (94, "block"),
+            (98, "shared_mem"),
+            (100, "num_args"),
+            (102, "num_snapshots"),
+            (105, "argument value_kind and size"),
+            (113, "argument bytes"),
+            (116, "argument value_kind and size"),
+            (132, "argument bytes"),
+            (134, "argument n_ptrs"),
+            (136, "argument pointer offsets"),
+            (140, "attribute count"),
+            (144, "attribute stride"),
+            (192, "launch attributes"),
+        ];
+        for len in 32..full.len() {
+            let r = &full[..len];
+            let got = Launch::parse(r).map(|l| l.num_args);
+            let want = if len == 136 {
+                Ok(2)
+            } else if (54..70).contains(&len) {
+                // No co_hash: grid starts right after the name.
+                Err(if len < 66 { "grid" } else { "block" })
+            } else {
+                Err(layout.iter().find(|(end, _)| *end > len).unwrap().1)
+            };
+            assert_eq!(got.map_err(|e| e.field), want, "cut at {len}");
+        }
+        assert_eq!(Launch::parse(&full).unwrap().attr_count, 2);
     }
 
     #[test]

@@ -2,15 +2,15 @@
 //! [`ArchiveSummary`]: the event stream, the blob and code-object files, the
 //! region sidecars and the manifest.
 //!
-//! The reading thread cuts `events.bin` into 256 KiB chunks of whole records
-//! (`chunks.rs`); decoder threads tally them (`tally.rs`). Memory stays
-//! bounded whatever the archive size: a few chunk buffers in flight (one may
-//! grow to a single record, up to the 64 MiB cap), and capped tables.
+//! Decoder threads, one per core, take turns reading 256 KiB chunks of whole
+//! records (`chunks.rs`) and tally them (`tally.rs`). Memory stays bounded
+//! whatever the archive size: one chunk buffer per decoder (one may grow to
+//! a single record, up to the 64 MiB cap), and capped tables.
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::thread;
 
 use anyhow::{bail, Context as _};
@@ -18,7 +18,7 @@ use rustc_hash::FxHashSet;
 
 use super::apis::ApiTable;
 use super::blobs::{BlobHash, FileIndex};
-use super::chunks::{Chunk, EventChunks};
+use super::chunks::EventChunks;
 use super::events::{FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN};
 use super::manifest::{self, ManifestState, ProcessState};
 use super::regions;
@@ -30,7 +30,7 @@ use super::tally::Tally;
 
 /// Bytes per chunk handed to a decoder thread.
 const CHUNK_BYTES: usize = 256 << 10;
-/// Decoder threads at most (reading is one more thread).
+/// Decoder threads at most.
 const MAX_WORKERS: usize = 4;
 
 /// Result of streaming `events.bin`.
@@ -40,87 +40,64 @@ struct StreamOutcome {
     torn: Option<super::events::Torn>,
 }
 
-/// Streams `events.bin`: this thread reads and cuts chunks of whole
-/// records, workers decode them into their own tallies, merged at the end.
+/// Streams `events.bin` on every core: each decoder takes the next chunk of
+/// whole records from the shared cutter (reading it under the lock, so the
+/// bytes land in that core's cache) and tallies it on its own; the tallies
+/// are merged at the end. No thread waits for another except for the short
+/// read, and each decoder reuses its one buffer.
 fn stream(table: ApiTable, file: fs::File, len: u64) -> io::Result<(Tally, StreamOutcome)> {
     let body = len.saturating_sub(FILE_HEADER_LEN as u64);
-    let mut chunks = EventChunks::new(file, FILE_HEADER_LEN as u64, body, CHUNK_BYTES);
+    let chunks = Mutex::new(EventChunks::new(
+        file,
+        FILE_HEADER_LEN as u64,
+        body,
+        CHUNK_BYTES,
+    ));
     let workers = thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, MAX_WORKERS);
-    if workers == 1 {
-        // One core: decode each chunk right after reading it, while hot.
-        let mut tally = Tally::new(table);
-        let mut buf = Vec::new();
-        while let Some(chunk) = chunks.next_chunk(buf)? {
-            tally.chunk(&chunk);
-            buf = chunk.buf;
-        }
-        let outcome = StreamOutcome {
-            trailer: chunks.trailer(),
-            after_trailer: chunks.after_trailer(),
-            torn: chunks.torn(),
-        };
-        return Ok((tally, outcome));
-    }
-    let (work_tx, work_rx) = mpsc::sync_channel::<Chunk>(workers);
-    let work_rx = Mutex::new(work_rx);
-    let (free_tx, free_rx) = mpsc::channel::<Vec<u8>>();
-    let (read, tallies) = thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let free = free_tx.clone();
-                let rx = &work_rx;
-                scope.spawn(move || {
-                    let mut tally = Tally::new(table);
-                    loop {
-                        let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
-                        let Ok(chunk) = next else {
-                            return tally;
-                        };
-                        tally.chunk(&chunk);
-                        let _ = free.send(chunk.buf);
-                    }
-                })
-            })
+    let tallies: Vec<io::Result<Tally>> = thread::scope(|scope| {
+        let helpers: Vec<_> = (1..workers)
+            .map(|_| scope.spawn(|| decode_share(&chunks, table)))
             .collect();
-        drop(free_tx);
-        let mut buffers = 0;
-        let read = (|| -> io::Result<()> {
-            loop {
-                let buf = match free_rx.try_recv() {
-                    Ok(b) => b,
-                    Err(_) if buffers < workers + 2 => {
-                        buffers += 1;
-                        Vec::new()
-                    }
-                    Err(_) => free_rx
-                        .recv()
-                        .map_err(|_| io::Error::other("decoder threads stopped"))?,
-                };
-                let Some(chunk) = chunks.next_chunk(buf)? else {
-                    return Ok(());
-                };
-                work_tx
-                    .send(chunk)
-                    .map_err(|_| io::Error::other("decoder threads stopped"))?;
-            }
-        })();
-        drop(work_tx);
-        let tallies: Vec<_> = handles.into_iter().map(|h| h.join()).collect();
-        (read, tallies)
+        let mut tallies = vec![decode_share(&chunks, table)];
+        for h in helpers {
+            tallies.push(
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a decoder thread failed"))),
+            );
+        }
+        tallies
     });
-    read?;
     let mut total = Tally::new(table);
     for t in tallies {
-        total.merge(t.map_err(|_| io::Error::other("a decoder thread failed"))?);
+        total.merge(t?);
     }
+    let chunks = chunks.into_inner().unwrap_or_else(|e| e.into_inner());
     let outcome = StreamOutcome {
         trailer: chunks.trailer(),
         after_trailer: chunks.after_trailer(),
         torn: chunks.torn(),
     };
     Ok((total, outcome))
+}
+
+/// One decoder's share of the stream: chunks taken from `chunks` until it
+/// is exhausted, tallied into a tally of its own.
+fn decode_share(chunks: &Mutex<EventChunks<fs::File>>, table: ApiTable) -> io::Result<Tally> {
+    let mut tally = Tally::new(table);
+    let mut buf = Vec::new();
+    loop {
+        let next = chunks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .next_chunk(buf)?;
+        let Some(chunk) = next else {
+            return Ok(tally);
+        };
+        tally.chunk(&chunk);
+        buf = chunk.buf;
+    }
 }
 
 /// Builds the summary of one process archive (a directory holding

@@ -8,11 +8,12 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use super::apis::{is_launch, ApiTable};
+use super::apis::{ApiTable, V7_COUNT};
 use super::blobs::BlobHash;
 use super::chunks::Chunk;
-use super::events::EventHeader;
-use super::fixed::{decode, Payload};
+use super::events::{le_u16, le_u32, le_u64, EVENT_HEADER_LEN};
+use super::fixed::{decode, summary_need, Payload, SummaryNeed};
+use super::launch::{Launch, PayloadError};
 use super::summary::Problem;
 
 /// Distinct thread ids tracked.
@@ -59,8 +60,11 @@ pub(super) struct KernelTally {
 /// Running totals of one pass.
 pub(super) struct Tally {
     pub(super) table: ApiTable,
+    /// What the summary needs from each v7 id.
+    needs: Box<[SummaryNeed]>,
     pub(super) events: u64,
-    pub(super) api_counts: Vec<u64>,
+    /// Events per raw `event_type` (indexing a u16 needs no bounds check).
+    pub(super) api_counts: Box<[u64; 1 << 16]>,
     pub(super) kernel_launches: u64,
     pub(super) threads: FxHashSet<u64>,
     /// Recently seen thread ids: most events come from a few threads, so
@@ -88,8 +92,12 @@ impl Tally {
     pub(super) fn new(table: ApiTable) -> Tally {
         Tally {
             table,
+            needs: (0..V7_COUNT).map(summary_need).collect(),
             events: 0,
-            api_counts: vec![0; 1 << 16],
+            api_counts: vec![0; 1 << 16]
+                .into_boxed_slice()
+                .try_into()
+                .expect("65536 counters"),
             kernel_launches: 0,
             threads: FxHashSet::default(),
             recent_threads: Recent::default(),
@@ -162,22 +170,26 @@ impl Tally {
         );
     }
 
-    /// Accounts every event record of a chunk cut by [`EventChunks`].
+    /// Accounts every event record of a chunk cut by [`EventChunks`]
+    /// (whole records of at least a header each, framing already checked).
     pub(super) fn chunk(&mut self, c: &Chunk) {
         let records = &c.buf[..c.events_end];
         let mut pos = 0;
-        while pos < records.len() {
-            let header = EventHeader::parse(&records[pos..]);
-            let end = pos + header.payload_length as usize;
-            self.event(&header, &records[pos..end], c.offset + pos as u64);
-            pos = end;
+        while let Some(head) = records.get(pos..pos + EVENT_HEADER_LEN) {
+            let head: &[u8; EVENT_HEADER_LEN] = head.try_into().expect("32 bytes");
+            let len = (le_u32(head, 26) as usize).max(EVENT_HEADER_LEN);
+            let Some(record) = records.get(pos..pos + len) else {
+                break;
+            };
+            self.event(head, record, c.offset + pos as u64);
+            pos += len;
         }
     }
 
     /// Folds another worker's totals into these.
     pub(super) fn merge(&mut self, o: Tally) {
         self.events += o.events;
-        for (a, b) in self.api_counts.iter_mut().zip(&o.api_counts) {
+        for (a, b) in self.api_counts.iter_mut().zip(o.api_counts.iter()) {
             *a += b;
         }
         self.kernel_launches += o.kernel_launches;
@@ -212,35 +224,55 @@ impl Tally {
         self.malformed_more += o.malformed_more + extra as u64;
     }
 
-    /// Accounts one complete, non-trailer record.
-    fn event(&mut self, header: &EventHeader, bytes: &[u8], offset: u64) {
+    /// Accounts one complete, non-trailer record: its header `head` and the
+    /// whole record `bytes` at file offset `offset`.
+    #[inline]
+    fn event(&mut self, head: &[u8; EVENT_HEADER_LEN], bytes: &[u8], offset: u64) {
+        let event_type = le_u16(head, 0);
+        let timestamp = le_u64(head, 10);
+        let thread = le_u64(head, 18);
         self.events += 1;
-        self.api_counts[usize::from(header.event_type)] += 1;
-        if self.recent_threads.admit(header.thread_id) {
+        self.api_counts[usize::from(event_type)] += 1;
+        if self.recent_threads.admit(thread) {
             if self.threads.len() < MAX_THREADS {
-                self.threads.insert(header.thread_id);
-            } else if !self.threads.contains(&header.thread_id) {
+                self.threads.insert(thread);
+            } else if !self.threads.contains(&thread) {
                 self.threads_capped = true;
             }
         }
-        self.first_ts = self.first_ts.min(header.timestamp_ns);
-        self.last_ts = self.last_ts.max(header.timestamp_ns);
-        let v7 = self.table.canonical(header.event_type);
-        let Some(api) = v7 else {
+        self.first_ts = self.first_ts.min(timestamp);
+        self.last_ts = self.last_ts.max(timestamp);
+        let Some(api) = self.table.canonical(event_type) else {
             self.unknown_ids += 1;
             return;
         };
-        if is_launch(api) {
-            self.kernel_launches += 1;
-        }
-        match decode(v7, bytes) {
-            Payload::Launch(l) => {
-                self.kernel(l.name, l.code_object, offset);
-                self.reference(false, l.code_object);
-                for s in l.snapshots() {
-                    self.reference(true, s.blob);
+        match self.needs.get(usize::from(api)) {
+            Some(SummaryNeed::Launch) => {
+                self.kernel_launches += 1;
+                match Launch::parse(bytes) {
+                    Ok(l) => {
+                        self.kernel(l.name, l.code_object, offset);
+                        self.reference(false, l.code_object);
+                        for s in l.snapshots() {
+                            self.reference(true, s.blob);
+                        }
+                    }
+                    Err(e) => self.malformed(head, offset, e),
                 }
             }
+            Some(&SummaryNeed::Size(expected)) => {
+                if bytes.len() < expected {
+                    self.undersized += 1;
+                }
+            }
+            Some(SummaryNeed::Decode) => self.decoded(api, head, bytes, offset),
+            Some(SummaryNeed::Nothing) | None => {}
+        }
+    }
+
+    /// Accounts the references and checks of a fully decoded payload.
+    fn decoded(&mut self, api: u16, head: &[u8; EVENT_HEADER_LEN], bytes: &[u8], offset: u64) {
+        match decode(Some(api), bytes) {
             Payload::KernelNode(n) => self.reference(false, n.code_object),
             Payload::Copy(c) => {
                 self.reference(true, c.blob);
@@ -254,21 +286,28 @@ impl Tally {
                 self.reference(true, blob)
             }
             Payload::Short { .. } => self.undersized += 1,
-            Payload::Malformed(e) => {
-                if self.malformed.len() < MAX_DETAILED_MALFORMED {
-                    let name = self.table.display_name(header.event_type);
-                    self.malformed.push((offset, Problem::new(
-                        "malformed_event",
-                        format!(
-                            "event seq {} ({name}) at offset {offset}: {e}; kept as an event, payload not decoded",
-                            header.sequence_id
-                        ),
-                    )));
-                } else {
-                    self.malformed_more += 1;
-                }
-            }
+            Payload::Malformed(e) => self.malformed(head, offset, e),
             _ => {}
         }
+    }
+
+    /// Notes an event whose payload runs past its record.
+    #[cold]
+    fn malformed(&mut self, head: &[u8; EVENT_HEADER_LEN], offset: u64, e: PayloadError) {
+        if self.malformed.len() >= MAX_DETAILED_MALFORMED {
+            self.malformed_more += 1;
+            return;
+        }
+        let name = self.table.display_name(le_u16(head, 0));
+        let sequence_id = le_u64(head, 2);
+        self.malformed.push((
+            offset,
+            Problem::new(
+                "malformed_event",
+                format!(
+                    "event seq {sequence_id} ({name}) at offset {offset}: {e}; kept as an event, payload not decoded"
+                ),
+            ),
+        ));
     }
 }
