@@ -5,7 +5,6 @@
 
 use std::rc::Rc;
 
-use mlua::serde::SerializeOptions;
 use mlua::{Lua, LuaSerdeExt, Table, Value};
 
 use crate::context::Context;
@@ -17,10 +16,7 @@ pub(super) const METATABLE: &str = "hrr.finding.metatable";
 /// A finding as a Lua table: unknown fields are `nil` (not a null
 /// sentinel), lists are sequences, and the finding methods are attached.
 pub fn to_lua(lua: &Lua, f: &Finding) -> mlua::Result<Value> {
-    let opts = SerializeOptions::new()
-        .serialize_none_to_null(false)
-        .serialize_unit_to_null(false);
-    let value = lua.to_value_with(f, opts)?;
+    let value = super::to_lua(lua, f)?;
     if let Value::Table(t) = &value {
         let mt: Table = lua.named_registry_value(METATABLE)?;
         t.set_metatable(Some(mt))?;

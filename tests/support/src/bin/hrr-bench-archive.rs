@@ -15,7 +15,6 @@
 #[cfg(unix)]
 mod bench {
     use std::fs;
-    use std::path::{Path, PathBuf};
     use std::process::{Command, ExitCode, Stdio};
     use std::time::{Duration, Instant};
 
@@ -59,29 +58,12 @@ mod bench {
         Ok((best_time, peak))
     }
 
-    fn build_hrr(repo: &Path) -> Result<PathBuf, String> {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "--release", "-p", "hrr", "--bin", "hrr"])
-            .current_dir(repo)
-            .status()
-            .map_err(|e| format!("cannot run cargo: {e}"))?;
-        if !status.success() {
-            return Err("cargo build --release of hrr failed".into());
-        }
-        let exe = repo.join("target/release/hrr");
-        exe.is_file()
-            .then_some(exe)
-            .ok_or_else(|| "target/release/hrr not found after the build".into())
-    }
-
     fn gbps(bytes: u64, t: Duration) -> f64 {
         bytes as f64 / t.as_secs_f64() / 1e9
     }
 
     fn run(gib: f64, keep: bool) -> Result<bool, String> {
-        let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let hrr = build_hrr(&repo)?;
+        let hrr = hrr_testkit::bench::build_release_hrr()?;
         let dir = std::env::temp_dir().join(format!("hrr-bench-archive-{}", std::process::id()));
         fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         eprintln!("[bench] writing {gib} GiB archive under {}", dir.display());
