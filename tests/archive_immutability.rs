@@ -165,7 +165,7 @@ fn an_interrupted_replay_leaves_the_archive_untouched() {
         .arg(root.join("pid-5000"))
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped());
-    let running = cmd.spawn().unwrap();
+    let running = common::default_signals(&mut cmd).spawn().unwrap();
     let until = Instant::now() + Duration::from_secs(30);
     while !player_file.exists() {
         assert!(Instant::now() < until, "the player never started");
@@ -176,7 +176,7 @@ fn an_interrupted_replay_leaves_the_archive_untouched() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = running.wait_with_output().unwrap();
+    let out = common::wait_bounded(running, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     assert_eq!(tree::snapshot(&root), before);
     assert!(tree::leftover_temp_files(sb.path()).is_empty());

@@ -78,7 +78,7 @@ impl Rig {
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        cmd.spawn().unwrap()
+        common::default_signals(&mut cmd).spawn().unwrap()
     }
 
     fn pid(&self, name: &str) -> i32 {
@@ -146,7 +146,7 @@ fn sigterm_and_sighup_to_hrr_stop_the_group_and_mark_the_log() {
         let player = rig.pid("player.pid");
         kill(Pid::from_raw(hrr.id() as i32), signal).unwrap();
         let start = Instant::now();
-        let out = hrr.wait_with_output().unwrap();
+        let out = common::wait_bounded(hrr, Duration::from_secs(60));
         assert!(start.elapsed() < Duration::from_secs(10), "{signal}");
         assert_eq!(out.status.code(), Some(code), "{}", stderr(&out));
         let sig = signal as i32;
@@ -177,7 +177,7 @@ fn a_daemon_escaping_the_group_with_the_pty_is_killed_and_the_log_closes() {
     let daemon = rig.pid("child.pid");
     let player = rig.pid("player.pid");
     let start = Instant::now();
-    let out = hrr.wait_with_output().unwrap();
+    let out = common::wait_bounded(hrr, Duration::from_secs(60));
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let log = rig.log();
@@ -210,7 +210,7 @@ fn a_flood_then_a_hang_keeps_every_line_and_ends_at_the_timeout() {
     let hrr = rig.spawn("flood_hang", &["--timeout", "3"]);
     let child = rig.pid("child.pid");
     let player = rig.pid("player.pid");
-    let out = hrr.wait_with_output().unwrap();
+    let out = common::wait_bounded(hrr, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let log = std::fs::read(rig.file("replay.log")).unwrap();
     assert_eq!(count(&log), written, "every flood line reaches the log");
@@ -228,7 +228,7 @@ fn a_player_killed_from_outside_is_recorded_and_its_group_cleaned_up() {
     let player = rig.pid("player.pid");
     kill(Pid::from_raw(player), Signal::SIGKILL).unwrap();
     let start = Instant::now();
-    let out = hrr.wait_with_output().unwrap();
+    let out = common::wait_bounded(hrr, Duration::from_secs(60));
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

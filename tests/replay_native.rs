@@ -308,7 +308,7 @@ fn ctrl_c_on_hrr_stops_the_players_group_and_marks_the_log() {
         .arg(&log_path)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let running = hrr.spawn().unwrap();
+    let running = common::default_signals(&mut hrr).spawn().unwrap();
     let child: i32 = wait_for_file(&child_file, Duration::from_secs(30))
         .trim()
         .parse()
@@ -323,7 +323,7 @@ fn ctrl_c_on_hrr_stops_the_players_group_and_marks_the_log() {
         nix::sys::signal::Signal::SIGINT,
     )
     .unwrap();
-    let out = running.wait_with_output().unwrap();
+    let out = common::wait_bounded(running, Duration::from_secs(60));
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(130), "stderr: {}", stderr(&out));
     assert!(

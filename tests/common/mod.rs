@@ -230,3 +230,59 @@ pub fn write_replay_archive(root: &Path, pid: u64, kernels: &[&'static str]) -> 
         d2h,
     }
 }
+
+/// Restores the default action of the signals tests send to `hrr` (SIGINT,
+/// SIGTERM, SIGHUP) in the child. A harness started in the background
+/// (`cmd &`, nohup) ignores SIGINT; a child inherits that, and `hrr` rightly
+/// leaves an ignored signal ignored — so without this a Ctrl-C test would
+/// wait forever under such a harness.
+#[cfg(unix)]
+pub fn default_signals(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    use nix::sys::signal::{signal, SigHandler, Signal};
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec only async-signal-safe calls are made
+    // (signal(2)), and nothing is allocated.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+                signal(sig, SigHandler::SigDfl).map_err(std::io::Error::from)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The output of `child`, which must end within `limit`: past it the child is
+/// killed and the test fails, instead of hanging the suite.
+#[cfg(unix)]
+pub fn wait_bounded(
+    child: std::process::Child,
+    limit: std::time::Duration,
+) -> std::process::Output {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let done = Arc::new(AtomicBool::new(false));
+    let fired = Arc::new(AtomicBool::new(false));
+    let (d, f) = (Arc::clone(&done), Arc::clone(&fired));
+    std::thread::spawn(move || {
+        let until = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < until {
+            if d.load(Ordering::SeqCst) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        if !d.load(Ordering::SeqCst) {
+            f.store(true, Ordering::SeqCst);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+    });
+    let out = child.wait_with_output().expect("wait for hrr");
+    done.store(true, Ordering::SeqCst);
+    assert!(
+        !fired.load(Ordering::SeqCst),
+        "hrr did not end within {limit:?} and was killed"
+    );
+    out
+}
