@@ -3,9 +3,7 @@
 //! memory at once than the 64 MiB record cap. A counting global allocator
 //! records the largest single allocation of this test binary.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hrr::archive::decode::Events;
 use hrr::archive::summarize;
@@ -13,26 +11,8 @@ use hrr_testkit::archive::{Manifest, ProcessArchive};
 use hrr_testkit::events::{api, Arg, EventsFile, Launch, Snapshot};
 use proptest::prelude::*;
 
-struct Largest;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Largest = Largest;
+static ALLOCATOR: hrr_testkit::alloc::LargestAllocation = hrr_testkit::alloc::LargestAllocation;
 
 /// The record cap plus one record header: the most a record may take.
 const CAP: usize = (64 << 20) + 32;
@@ -74,7 +54,7 @@ fn decode_everything(dir: &Path) {
         }
     }
     assert!(
-        LARGEST.load(Ordering::Relaxed) <= CAP,
+        hrr_testkit::alloc::largest() <= CAP,
         "an allocation exceeded the record cap"
     );
 }
@@ -135,7 +115,7 @@ fn hostile_payload_lengths_do_not_allocate_their_claim() {
         with_events(f.bytes());
     }
     assert!(
-        LARGEST.load(Ordering::Relaxed) < 16 << 20,
+        hrr_testkit::alloc::largest() < 16 << 20,
         "a short file must not grow the buffer to the claim"
     );
 }

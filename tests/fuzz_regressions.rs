@@ -7,34 +7,14 @@
 //! A counting global allocator stands in for libFuzzer's `-malloc_limit_mb`:
 //! no single allocation may exceed the limit the fuzz runs used.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 #[path = "../fuzz/src/lib.rs"]
 mod harness;
 
-struct Largest;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        System.alloc(layout)
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout)
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        System.realloc(ptr, layout, new_size)
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Largest = Largest;
+static ALLOCATOR: hrr_testkit::alloc::LargestAllocation = hrr_testkit::alloc::LargestAllocation;
 
 /// `-malloc_limit_mb=128` of the fuzz runs (twice the 64 MiB record cap).
 const MALLOC_LIMIT: usize = 128 << 20;
@@ -67,7 +47,7 @@ fn replay(target: &str, harness: fn(&[u8])) -> usize {
         harness(&data);
         let took = start.elapsed();
         assert!(took < TIME_LIMIT, "{} took {took:?}", file.display());
-        let largest = LARGEST.load(Ordering::Relaxed);
+        let largest = hrr_testkit::alloc::largest();
         assert!(
             largest <= MALLOC_LIMIT,
             "{}: an allocation of {largest} bytes",

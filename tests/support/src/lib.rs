@@ -3,6 +3,7 @@
 //! - [`events`]: a byte-exact `events.bin` writer (v6/v7/v8 headers, fixed
 //!   events, launch payloads, trailers, hostile bytes) and the FNV-1a-128
 //!   blob hash;
+//! - [`alloc`]: an allocator that records the largest allocation;
 //! - [`archive`]: process archives and capture roots on disk (blobs, code
 //!   objects, manifests with `metadata`, root manifests);
 //! - [`synth`]: the `examples/` capture root and the large benchmark stream;
@@ -13,6 +14,7 @@
 //! - `tree` (Unix): fingerprints of directory trees (archive immutability)
 //!   and the search for torn `.hrr-tmp-*` files.
 
+pub mod alloc;
 pub mod archive;
 pub mod bench;
 pub mod events;
