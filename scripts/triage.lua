@@ -99,12 +99,11 @@ local function describe_archive(f, summary)
   return hrr.finding.add_note(f, "D2H checks a replay would verify: " .. (summary.d2h_checks or 0))
 end
 
--- Triages one process directory; returns its finding and whether the
--- preflight blocked the replay.
-local function triage_process(process, root)
+-- Triages one process directory with the run's replay plan; returns its
+-- finding and whether the preflight blocked the replay.
+local function triage_process(process, root, plan)
   hrr.log.info("archive=" .. process)
   local summary = hrr.archive.info(process)
-  local plan = plan_replay()
   local gpu = hrr.config.get("replay.gpu")
   if gpu == "auto" then
     gpu = plan.mode == "metadata" and 0 or hrr.replay.pick_gpu()
@@ -163,12 +162,18 @@ local function save(f, process)
   return path
 end
 
+-- An archive-controlled string made inert for a markdown table cell: no
+-- control characters, no cell breaks, no code-span or HTML breakouts.
+local function cell(text)
+  return (text:gsub("%c", " "):gsub("|", "\\|"):gsub("`", "'"):gsub("<", "&lt;"))
+end
+
 local function summary_table(findings)
   local lines = { "## HRR Triage — every process", "", "| process | outcome | fault class | kernel |", "|---|---|---|---|" }
   for _, item in ipairs(findings) do
     local f = item.finding
-    lines[#lines + 1] = string.format("| %s | %s | %s | %s |", item.name, f.outcome, f.fault_class,
-      f.kernel_name and ("`" .. f.kernel_name .. "`") or "n/a")
+    lines[#lines + 1] = string.format("| %s | %s | %s | %s |", cell(item.name), f.outcome, f.fault_class,
+      f.kernel_name and ("`" .. cell(f.kernel_name) .. "`") or "n/a")
   end
   return table.concat(lines, "\n") .. "\n"
 end
@@ -191,9 +196,12 @@ local function main()
     targets[1] = a.path
   end
 
+  -- One plan for the whole run: the player is located (or built) once,
+  -- never a second build attempt for the next process.
+  local plan = plan_replay()
   local findings, texts, any_blocked = {}, {}, false
   for _, process in ipairs(targets) do
-    local f, blocked = triage_process(process, root)
+    local f, blocked = triage_process(process, root, plan)
     any_blocked = any_blocked or blocked
     save(f, process)
     findings[#findings + 1] = { name = process:match("[^/\\]+$"), finding = f }
