@@ -319,20 +319,21 @@ fn placement_words(p: Option<&Placement>) -> String {
     }
 }
 
+/// `pass=N fail=N attempted=N`, unknown counts as `n/a`.
+fn d2h_counts(f: &Finding) -> String {
+    format!(
+        "pass={} fail={} attempted={}",
+        num(f.d2h_pass),
+        num(f.d2h_fail),
+        num(f.d2h_attempted)
+    )
+}
+
 fn details(out: &mut String, f: &Finding) {
     if f.fault_class == FaultClass::ReplayPass {
         out.push_str("\n#### Replay result\n\n");
         item(out, "Kernels launched", &num(f.kernels_launched));
-        item(
-            out,
-            "D2H",
-            &format!(
-                "pass={} fail={} attempted={}",
-                num(f.d2h_pass),
-                num(f.d2h_fail),
-                num(f.d2h_attempted)
-            ),
-        );
+        item(out, "D2H", &d2h_counts(f));
         item(out, "Placement", &placement_words(f.placement.as_ref()));
     } else {
         out.push_str("\n#### Fault details\n\n");
@@ -372,16 +373,7 @@ fn details(out: &mut String, f: &Finding) {
         );
         out.push_str("\n#### Replay progress at fault\n\n");
         item(out, "Kernels launched", &num(f.kernels_launched));
-        item(
-            out,
-            "D2H",
-            &format!(
-                "pass={} fail={} attempted={}",
-                num(f.d2h_pass),
-                num(f.d2h_fail),
-                num(f.d2h_attempted)
-            ),
-        );
+        item(out, "D2H", &d2h_counts(f));
         item(
             out,
             "Last progress kernel",

@@ -149,13 +149,8 @@ fn an_interrupted_replay_leaves_the_archive_untouched() {
     let root = capture(sb.path());
     let before = tree::snapshot(&root);
     let player_file = sb.path().join("player.pid");
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("hrr"));
-    cmd.env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", sb.path())
-        .env("HRR_SITE_CONFIG", sb.site_file())
-        .env("HRR_TRIAGE_WORKDIR", sb.path().join("work"))
-        .env("HRR_TEST_SCENARIO", "hang")
+    let mut cmd = sb.hrr_process();
+    cmd.env("HRR_TEST_SCENARIO", "hang")
         .env("HRR_TEST_PID_FILE", &player_file)
         .arg("-c")
         .arg(format!("playback.path={}", test_player().display()))

@@ -30,13 +30,8 @@ fn eight_parallel_triage_runs_write_eight_whole_findings() {
     crashed_process(&root, 4242, 3);
     let runs: Vec<_> = (0..8)
         .map(|_| {
-            let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("hrr"));
-            cmd.env_clear()
-                .env("PATH", "/usr/bin:/bin")
-                .env("HOME", sb.path())
-                .env("HRR_SITE_CONFIG", sb.site_file())
-                .env("HRR_TRIAGE_WORKDIR", sb.path().join("work"))
-                .args(["-q", "triage", "--no-replay", "--format", "json"])
+            let mut cmd = sb.hrr_process();
+            cmd.args(["-q", "triage", "--no-replay", "--format", "json"])
                 .arg(&root)
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped());

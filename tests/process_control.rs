@@ -56,14 +56,8 @@ impl Rig {
     /// `hrr replay` of `scenario` with the log at `replay.log`, started in
     /// the background with the player's and its child's pid files.
     fn spawn(&self, scenario: &str, extra: &[&str]) -> Child {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("hrr"));
-        cmd.env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .env("HOME", self.sb.path())
-            .env("XDG_CONFIG_HOME", self.sb.path().join("xdg"))
-            .env("HRR_SITE_CONFIG", self.sb.site_file())
-            .env("HRR_TRIAGE_WORKDIR", self.sb.path().join("work"))
-            .env("HRR_TEST_SCENARIO", scenario)
+        let mut cmd = self.sb.hrr_process();
+        cmd.env("HRR_TEST_SCENARIO", scenario)
             .env("HRR_TEST_FLOOD_MB", FLOOD_MB)
             .env("HRR_TEST_CHILD_PID_FILE", self.file("child.pid"))
             .env("HRR_TEST_PID_FILE", self.file("player.pid"))

@@ -288,14 +288,8 @@ fn ctrl_c_on_hrr_stops_the_players_group_and_marks_the_log() {
     let child_file = rig.file("child.pid");
     let player_file = rig.file("player.pid");
     let log_path = rig.file("interrupted.log");
-    let mut hrr = std::process::Command::new(assert_cmd::cargo::cargo_bin("hrr"));
-    hrr.env_clear()
-        .env("PATH", "/usr/bin:/bin")
-        .env("HOME", rig.sb.path())
-        .env("XDG_CONFIG_HOME", rig.sb.path().join("xdg"))
-        .env("HRR_SITE_CONFIG", rig.sb.site_file())
-        .env("HRR_TRIAGE_WORKDIR", rig.sb.path().join("work"))
-        .env("HRR_TEST_SCENARIO", "hang")
+    let mut hrr = rig.sb.hrr_process();
+    hrr.env("HRR_TEST_SCENARIO", "hang")
         .env("HRR_TEST_CHILD_PID_FILE", &child_file)
         .env("HRR_TEST_PID_FILE", &player_file)
         .arg("-c")

@@ -2,15 +2,12 @@
 //! from the `metadata` object of `pid-<pid>/manifest.json`
 //! (reference archive-format.md §3, upstream-triage.md §4.2).
 
-use std::io::Read;
 use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
 
-/// A manifest larger than this is not a manifest the capture writer produced
-/// (its metadata fragment alone is capped at 128 KiB); it is not read whole.
-const MANIFEST_LIMIT: u64 = 16 << 20;
+use crate::archive::manifest::ManifestState;
 
 /// What the capture's manifest says about the recording environment.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
@@ -84,32 +81,13 @@ impl CaptureFacts {
 /// oversized or invalid manifest, or one without a `metadata` object, gives
 /// facts with `metadata: false` and the reason.
 pub fn read(process_dir: &Path) -> CaptureFacts {
-    let path = process_dir.join("manifest.json");
-    match load_json(&path) {
-        Ok(v) => from_manifest(&v),
-        Err(reason) => legacy(reason),
-    }
-}
-
-fn load_json(path: &Path) -> Result<Value, String> {
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err("the process has no manifest.json (killed hard, or not finalized)".into())
+    match crate::archive::manifest::read(process_dir) {
+        ManifestState::Present(v) => from_manifest(&v),
+        ManifestState::Missing => {
+            legacy("the process has no manifest.json (killed hard, or not finalized)".into())
         }
-        Err(e) => return Err(format!("manifest.json cannot be read: {e}")),
-    };
-    let mut text = Vec::new();
-    file.take(MANIFEST_LIMIT + 1)
-        .read_to_end(&mut text)
-        .map_err(|e| format!("manifest.json cannot be read: {e}"))?;
-    if text.len() as u64 > MANIFEST_LIMIT {
-        return Err(format!(
-            "manifest.json is larger than {} MiB; not read",
-            MANIFEST_LIMIT >> 20
-        ));
+        ManifestState::Unreadable(why) => legacy(why),
     }
-    serde_json::from_slice(&text).map_err(|e| format!("manifest.json is not valid JSON ({e})"))
 }
 
 fn legacy(reason: String) -> CaptureFacts {

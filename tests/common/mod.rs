@@ -45,7 +45,14 @@ impl Sandbox {
     /// XDG dirs inside the sandbox, the site file inside the sandbox, cwd the
     /// sandbox, the workdir inside the sandbox, PATH limited to system dirs.
     pub fn hrr(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::cargo_bin("hrr").expect("hrr binary");
+        assert_cmd::Command::from_std(self.hrr_process())
+    }
+
+    /// The same hermetic `hrr` as [`Sandbox::hrr`], as a plain
+    /// `std::process::Command` for tests that spawn it in the background
+    /// and signal it.
+    pub fn hrr_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("hrr"));
         cmd.env_clear()
             .env("PATH", "/usr/bin:/bin")
             .env("HOME", self.path().join("home"))
