@@ -5,9 +5,11 @@
 //! The reader thread applies the framing rules of reference §8–§9 while it
 //! cuts: torn tails, the trailer and the records after it are settled here,
 //! so a [`Chunk`] holds only complete event records before the trailer and
-//! can be decoded by any worker in any order. Buffers are handed back and
-//! reused; only a record larger than the chunk grows one (up to the 64 MiB
-//! record cap plus a chunk).
+//! can be decoded by any worker in any order. The cutter also notes where
+//! each record starts, so a decoder does not walk the length chain a second
+//! time (that walk waits on one load per record). Buffers are handed back
+//! and reused; only a record larger than the chunk grows one (up to the
+//! 64 MiB record cap plus a chunk).
 
 use std::io::{self, Read};
 
@@ -17,14 +19,30 @@ use super::events::{
     TRAILER_MAGIC, TRAILER_TYPE,
 };
 
-/// Whole event records `buf[..events_end]`, the first at file offset `offset`.
+/// Whole event records in `buf`, each starting at one of `starts`, the
+/// first byte of `buf` at file offset `offset`. Reused from chunk to chunk.
+#[derive(Default)]
 pub struct Chunk {
-    /// The buffer (its length is its capacity in use, not the data length).
+    /// The bytes read (its length is the capacity in use, not the data).
     pub buf: Vec<u8>,
-    /// End of the event records in `buf`.
-    pub events_end: usize,
+    /// Where each event record starts in `buf`, in file order; every one
+    /// is a complete record of at least a header, before any trailer.
+    pub starts: Vec<u32>,
     /// File offset of `buf[0]`.
     pub offset: u64,
+}
+
+impl Chunk {
+    /// The event records of the chunk, in file order, with their file
+    /// offsets.
+    pub fn records(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
+        self.starts.iter().filter_map(|&start| {
+            let start = start as usize;
+            let len = le_u32(self.buf.get(start..start + EVENT_HEADER_LEN)?, 26) as usize;
+            let record = self.buf.get(start..start + len)?;
+            Some((record, self.offset + start as u64))
+        })
+    }
 }
 
 /// Cuts a stream positioned after the file header into [`Chunk`]s.
@@ -90,9 +108,10 @@ impl<R: Read> EventChunks<R> {
         Ok(filled)
     }
 
-    /// The next chunk holding at least one event record, reusing `buf`;
-    /// `None` when the stream is exhausted.
-    pub fn next_chunk(&mut self, mut buf: Vec<u8>) -> io::Result<Option<Chunk>> {
+    /// Fills `chunk` with the next run of whole records holding at least
+    /// one event record; false when the stream is exhausted.
+    pub fn next_chunk(&mut self, chunk: &mut Chunk) -> io::Result<bool> {
+        let buf = &mut chunk.buf;
         while !self.done {
             let carried = self.carry.len();
             let mut want = self.chunk.max(carried);
@@ -107,9 +126,10 @@ impl<R: Read> EventChunks<R> {
             }
             buf[..carried].copy_from_slice(&self.carry);
             self.carry.clear();
-            let filled = self.read_to(&mut buf, carried, want)?;
+            let filled = self.read_to(buf, carried, want)?;
             let base = self.offset;
-            let (end, events_end) = self.walk(&buf[..filled], base);
+            chunk.starts.clear();
+            let end = self.walk(&buf[..filled], base, &mut chunk.starts);
             if self.torn.is_none() {
                 self.carry.extend_from_slice(&buf[end..filled]);
                 self.offset = base + end as u64;
@@ -117,23 +137,19 @@ impl<R: Read> EventChunks<R> {
             if self.torn.is_some() || (self.unread == 0 && self.carry.is_empty()) {
                 self.done = true;
             }
-            if events_end > 0 {
-                return Ok(Some(Chunk {
-                    buf,
-                    events_end,
-                    offset: base,
-                }));
+            if !chunk.starts.is_empty() {
+                chunk.offset = base;
+                return Ok(true);
             }
         }
-        Ok(None)
+        Ok(false)
     }
 
-    /// Walks the records of `data`; returns where the complete records end
-    /// and where the event records (before a trailer) end.
-    fn walk(&mut self, data: &[u8], base: u64) -> (usize, usize) {
-        let trailer_before = self.trailer.is_some();
+    /// Walks the records of `data`, noting where each event record (one
+    /// before the trailer) starts in `starts`; returns where the complete
+    /// records end.
+    fn walk(&mut self, data: &[u8], base: u64, starts: &mut Vec<u32>) -> usize {
         let mut pos = 0;
-        let mut events_end = None;
         while pos < data.len() {
             let rest = data.len() - pos;
             let remaining = rest as u64 + self.unread;
@@ -177,16 +193,12 @@ impl<R: Read> EventChunks<R> {
                 && rec[40..44] == TRAILER_MAGIC
             {
                 self.trailer = Some(le_u64(rec, 32));
-                events_end = Some(pos);
+            } else {
+                starts.push(pos as u32);
             }
             pos += len;
         }
-        let events_end = match events_end {
-            Some(e) => e,
-            None if trailer_before => 0,
-            None => pos,
-        };
-        (pos, events_end)
+        pos
     }
 
     fn tear(&mut self, offset: u64, bytes: u64, reason: TornReason) {
@@ -212,14 +224,9 @@ mod tests {
     fn cut(bytes: &[u8], chunk: usize) -> (usize, EventChunks<&[u8]>) {
         let mut c = EventChunks::new(bytes, 8, bytes.len() as u64, chunk);
         let mut records = 0;
-        let mut buf = Vec::new();
-        while let Some(ch) = c.next_chunk(buf).unwrap() {
-            let mut pos = 0;
-            while pos < ch.events_end {
-                pos += le_u32(&ch.buf, pos + 26) as usize;
-                records += 1;
-            }
-            buf = ch.buf;
+        let mut ch = Chunk::default();
+        while c.next_chunk(&mut ch).unwrap() {
+            records += ch.records().count();
         }
         (records, c)
     }
@@ -297,14 +304,10 @@ mod agreement {
                 }
                 let mut c = EventChunks::new(&s[..], 8, s.len() as u64, chunk);
                 let mut events = 0;
-                let mut buf = Vec::new();
-                while let Some(ch) = c.next_chunk(buf).unwrap() {
-                    let mut pos = 0;
-                    while pos < ch.events_end {
-                        pos += le_u32(&ch.buf, pos + 26) as usize;
-                        events += 1;
-                    }
-                    buf = ch.buf;
+                let mut ch = Chunk::default();
+                while c.next_chunk(&mut ch).unwrap() {
+                    assert_eq!(ch.records().count(), ch.starts.len(), "{case}");
+                    events += ch.starts.len();
                 }
                 let what = format!("case {case} chunk {chunk}");
                 assert_eq!(events, expect_events, "{what}");

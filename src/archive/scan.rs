@@ -18,7 +18,7 @@ use rustc_hash::FxHashSet;
 
 use super::apis::ApiTable;
 use super::blobs::{BlobHash, FileIndex};
-use super::chunks::EventChunks;
+use super::chunks::{Chunk, EventChunks};
 use super::events::{FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN};
 use super::manifest::{self, ManifestState, ProcessState};
 use super::regions;
@@ -86,18 +86,15 @@ fn stream(table: ApiTable, file: fs::File, len: u64) -> io::Result<(Tally, Strea
 /// is exhausted, tallied into a tally of its own.
 fn decode_share(chunks: &Mutex<EventChunks<fs::File>>, table: ApiTable) -> io::Result<Tally> {
     let mut tally = Tally::new(table);
-    let mut buf = Vec::new();
-    loop {
-        let next = chunks
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .next_chunk(buf)?;
-        let Some(chunk) = next else {
-            return Ok(tally);
-        };
+    let mut chunk = Chunk::default();
+    while chunks
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .next_chunk(&mut chunk)?
+    {
         tally.chunk(&chunk);
-        buf = chunk.buf;
     }
+    Ok(tally)
 }
 
 /// Builds the summary of one process archive (a directory holding
@@ -289,8 +286,8 @@ fn fill_from_stream(s: &mut ArchiveSummary, t: &Tally, o: &StreamOutcome) {
     let mut kernels: Vec<KernelSummary> = t
         .kernels
         .iter()
-        .map(|(name, k)| KernelSummary {
-            name: String::from_utf8_lossy(name).into_owned(),
+        .map(|k| KernelSummary {
+            name: String::from_utf8_lossy(&k.name).into_owned(),
             launches: k.launches,
             code_object: k.code_object.nonzero().map(|h| h.to_string()),
         })
@@ -448,12 +445,12 @@ fn health(s: &mut ArchiveSummary, m: &ManifestState, t: &Tally, o: &StreamOutcom
             ),
         ));
     }
-    if t.threads_capped || t.refs_capped || t.kernel_launches_untracked > 0 {
+    if t.threads_capped || t.refs_capped || t.kernels.untracked > 0 {
         p.push(Problem::new(
             "tables_capped",
             format!(
                 "more distinct threads, kernels or blob hashes than hrr tracks in bounded memory; {} not in the kernel table, and thread/reference counts are lower bounds",
-                plural(t.kernel_launches_untracked, "launch is", "launches are")
+                plural(t.kernels.untracked, "launch is", "launches are")
             ),
         ));
     }

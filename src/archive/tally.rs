@@ -6,26 +6,30 @@
 //! Every table is capped (threads, kernels, kernel-name bytes, referenced
 //! hashes): past a cap the counts become lower bounds and the summary says so.
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashSet;
 
 use super::apis::{ApiTable, V7_COUNT};
 use super::blobs::BlobHash;
 use super::chunks::Chunk;
-use super::events::{le_u16, le_u32, le_u64, EVENT_HEADER_LEN};
+use super::events::{le_u16, le_u64, EVENT_HEADER_LEN};
 use super::fixed::{decode, summary_need, Payload, SummaryNeed};
+use super::kernel_table::KernelTable;
 use super::launch::{Launch, PayloadError};
+use super::prefetch::prefetch;
 use super::summary::Problem;
 
 /// Distinct thread ids tracked.
 pub(super) const MAX_THREADS: usize = 1 << 16;
-/// Distinct kernel names tracked.
-pub(super) const MAX_KERNELS: usize = 1 << 17;
-/// Bytes of distinct kernel names kept.
-pub(super) const MAX_KERNEL_NAME_BYTES: usize = 16 << 20;
 /// Distinct referenced hashes tracked per kind (blobs, code objects).
 pub(super) const MAX_REFS: usize = 1 << 19;
 /// Malformed events described one by one; the rest are counted.
 pub(super) const MAX_DETAILED_MALFORMED: usize = 10;
+
+/// How many records ahead of the one being decoded the first
+/// [`PREFETCH_BYTES`] of a record are asked for.
+const PREFETCH_RECORDS: usize = 4;
+/// Bytes of a record asked for ahead (a launch with its arguments).
+const PREFETCH_BYTES: usize = 256;
 
 /// A tiny most-recently-admitted cache in front of a hash set: values that
 /// repeat within the last few events skip hashing entirely.
@@ -39,22 +43,15 @@ impl<T: Copy + PartialEq> Recent<T> {
     /// True when `v` was not among the recent values (and records it).
     #[inline]
     fn admit(&mut self, v: T) -> bool {
-        if self.slots.contains(&v) {
+        // Compare every slot rather than stop at the first match: which
+        // slot holds a value is unpredictable, the full compare is not.
+        if self.slots.iter().fold(false, |seen, &s| seen | (s == v)) {
             return false;
         }
         self.slots[self.next] = v;
         self.next = (self.next + 1) % self.slots.len();
         true
     }
-}
-
-/// Launch counts of one kernel.
-pub(super) struct KernelTally {
-    pub(super) launches: u64,
-    pub(super) code_object: BlobHash,
-    /// File offset of the launch that gave `code_object` (u64::MAX: none),
-    /// so merging workers keeps the first launch's code object.
-    pub(super) co_offset: u64,
 }
 
 /// Running totals of one pass.
@@ -73,9 +70,7 @@ pub(super) struct Tally {
     pub(super) threads_capped: bool,
     pub(super) first_ts: u64,
     pub(super) last_ts: u64,
-    pub(super) kernels: FxHashMap<Box<[u8]>, KernelTally>,
-    pub(super) kernel_name_bytes: usize,
-    pub(super) kernel_launches_untracked: u64,
+    pub(super) kernels: KernelTable,
     pub(super) blob_refs: FxHashSet<BlobHash>,
     pub(super) co_refs: FxHashSet<BlobHash>,
     /// Recently referenced code objects (launches reuse a handful).
@@ -104,9 +99,7 @@ impl Tally {
             threads_capped: false,
             first_ts: u64::MAX,
             last_ts: 0,
-            kernels: FxHashMap::default(),
-            kernel_name_bytes: 0,
-            kernel_launches_untracked: 0,
+            kernels: KernelTable::new(),
             blob_refs: FxHashSet::default(),
             co_refs: FxHashSet::default(),
             recent_cos: Recent::default(),
@@ -135,54 +128,32 @@ impl Tally {
         }
     }
 
+    /// Counts a launch of kernel `name` at file offset `offset` and the code
+    /// object it names.
     fn kernel(&mut self, name: &[u8], code_object: BlobHash, offset: u64) {
         let co_offset = if code_object.is_zero() {
             u64::MAX
         } else {
             offset
         };
-        self.add_kernel(name, 1, code_object, co_offset);
+        if self.kernels.add(name, 1, code_object, co_offset) {
+            self.reference(false, code_object);
+        }
     }
 
-    fn add_kernel(&mut self, name: &[u8], launches: u64, code_object: BlobHash, co_offset: u64) {
-        if let Some(k) = self.kernels.get_mut(name) {
-            k.launches += launches;
-            if co_offset < k.co_offset {
-                k.code_object = code_object;
-                k.co_offset = co_offset;
-            }
-            return;
-        }
-        if self.kernels.len() >= MAX_KERNELS
-            || self.kernel_name_bytes + name.len() > MAX_KERNEL_NAME_BYTES
-        {
-            self.kernel_launches_untracked += launches;
-            return;
-        }
-        self.kernel_name_bytes += name.len();
-        self.kernels.insert(
-            name.into(),
-            KernelTally {
-                launches,
-                code_object,
-                co_offset,
-            },
-        );
-    }
-
-    /// Accounts every event record of a chunk cut by [`EventChunks`]
+    /// Accounts every event record of a chunk cut by
+    /// [`EventChunks`](super::chunks::EventChunks)
     /// (whole records of at least a header each, framing already checked).
     pub(super) fn chunk(&mut self, c: &Chunk) {
-        let records = &c.buf[..c.events_end];
-        let mut pos = 0;
-        while let Some(head) = records.get(pos..pos + EVENT_HEADER_LEN) {
-            let head: &[u8; EVENT_HEADER_LEN] = head.try_into().expect("32 bytes");
-            let len = (le_u32(head, 26) as usize).max(EVENT_HEADER_LEN);
-            let Some(record) = records.get(pos..pos + len) else {
-                break;
+        for (i, (record, offset)) in c.records().enumerate() {
+            if let Some(&ahead) = c.starts.get(i + PREFETCH_RECORDS) {
+                let ahead = ahead as usize;
+                prefetch(&c.buf, ahead, ahead + PREFETCH_BYTES);
+            }
+            let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
+                continue;
             };
-            self.event(head, record, c.offset + pos as u64);
-            pos += len;
+            self.event(head, record, offset);
         }
     }
 
@@ -203,10 +174,7 @@ impl Tally {
         }
         self.first_ts = self.first_ts.min(o.first_ts);
         self.last_ts = self.last_ts.max(o.last_ts);
-        self.kernel_launches_untracked += o.kernel_launches_untracked;
-        for (name, k) in o.kernels {
-            self.add_kernel(&name, k.launches, k.code_object, k.co_offset);
-        }
+        self.kernels.merge(o.kernels);
         self.refs_capped |= o.refs_capped;
         for h in o.blob_refs {
             self.reference(true, h);
@@ -252,7 +220,6 @@ impl Tally {
                 match Launch::parse(bytes) {
                     Ok(l) => {
                         self.kernel(l.name, l.code_object, offset);
-                        self.reference(false, l.code_object);
                         for s in l.snapshots() {
                             self.reference(true, s.blob);
                         }
