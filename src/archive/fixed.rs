@@ -179,8 +179,11 @@ pub enum SummaryNeed {
     /// A fixed struct with no hash or check in it: only whether the record
     /// is shorter than this documented size.
     Size(usize),
-    /// Copies, module loads, fat binaries, host registrations, kernel
-    /// nodes: [`decode`] it.
+    /// A memcpy-family struct of this documented size: its blob hashes and
+    /// D2H check ([`copy`]), the most frequent decode after launches.
+    Copy(usize),
+    /// Module loads, fat binaries, host registrations, kernel nodes:
+    /// [`decode`] it.
     Decode,
 }
 
@@ -219,8 +222,39 @@ pub fn summary_need(api: u16) -> SummaryNeed {
         | HIP_GRAPH_LAUNCH
         | HIP_EVENT_RECORD
         | HIP_SET_DEVICE => SummaryNeed::Size(expected),
+        _ if is_copy(api) => SummaryNeed::Copy(expected),
         _ => SummaryNeed::Decode,
     }
+}
+
+/// True for the memcpy family decoded by [`copy`].
+fn is_copy(api: u16) -> bool {
+    use id::*;
+    matches!(
+        api,
+        HIP_MEMCPY
+            | HIP_MEMCPY_ASYNC
+            | HIP_MEMCPY_WITH_STREAM
+            | HIP_MEMCPY_DTOH
+            | HIP_MEMCPY_HTOD
+            | HIP_MEMCPY_DTOD
+            | HIP_MEMCPY_DTOH_ASYNC
+            | HIP_MEMCPY_HTOD_ASYNC
+            | HIP_MEMCPY_DTOD_ASYNC
+            | HIP_MEMCPY_SPT
+            | HIP_MEMCPY_ASYNC_SPT
+            | HIP_MEMCPY_2D
+            | HIP_MEMCPY_2D_ASYNC
+            | HIP_MEMCPY_3D
+            | HIP_MEMCPY_3D_SPT
+            | HIP_MEMCPY_3D_ASYNC
+            | HIP_MEMCPY_3D_ASYNC_SPT
+            | HIP_MEMCPY_PARAM_2D
+            | HIP_DRV_MEMCPY_2D_UNALIGNED
+            | HIP_MEMCPY_PARAM_2D_ASYNC
+            | HIP_DRV_MEMCPY_3D
+            | HIP_DRV_MEMCPY_3D_ASYNC
+    )
 }
 
 /// `payload_length` of the fixed structs this module decodes (§11, §12.1).
@@ -338,7 +372,7 @@ fn decode_fixed(api: u16, r: &[u8]) -> Option<Payload<'_>> {
         HIP_SET_DEVICE => Payload::SetDevice {
             device: le_u32(r, 36) as i32,
         },
-        _ => Payload::Copy(decode_copy(api, r)?),
+        _ => Payload::Copy(copy(api, r)?),
     };
     Some(p)
 }
@@ -347,8 +381,9 @@ fn kind_at(r: &[u8], at: usize) -> i32 {
     le_u32(r, at) as i32
 }
 
-/// Decodes a memcpy-family record of documented size (§12.1, §12.2).
-fn decode_copy(api: u16, r: &[u8]) -> Option<MemCopy> {
+/// Decodes a memcpy-family record of documented size (§12.1, §12.2); the
+/// caller has checked the record holds the struct.
+pub fn copy(api: u16, r: &[u8]) -> Option<MemCopy> {
     use id::*;
     let plain = |stream_at: Option<usize>, kind_at_: Option<usize>, blob_at: Option<usize>| {
         let kind = kind_at_.map(|k| kind_at(r, k));
@@ -506,7 +541,18 @@ mod tests {
                         ),
                         "{api}: {p:?}"
                     ),
-                    SummaryNeed::Decode => decoded += 1,
+                    SummaryNeed::Copy(n) if len < n => {
+                        assert!(matches!(p, Payload::Short { expected } if expected == n))
+                    }
+                    SummaryNeed::Copy(_) => {
+                        assert!(is_copy(api), "{api}");
+                        let want = copy(api, &r).unwrap();
+                        assert!(matches!(p, Payload::Copy(c) if c == want), "{api}: {p:?}");
+                    }
+                    SummaryNeed::Decode => {
+                        assert!(!matches!(p, Payload::Copy(_)), "{api}: {p:?}");
+                        decoded += 1;
+                    }
                 }
             }
         }

@@ -12,7 +12,7 @@ use super::apis::{ApiTable, V7_COUNT};
 use super::blobs::BlobHash;
 use super::chunks::Chunk;
 use super::events::{le_u16, le_u64, EVENT_HEADER_LEN};
-use super::fixed::{decode, summary_need, Payload, SummaryNeed};
+use super::fixed::{copy, decode, summary_need, Payload, SummaryNeed};
 use super::kernel_table::KernelTable;
 use super::launch::{Launch, PayloadError};
 use super::prefetch::prefetch;
@@ -232,6 +232,17 @@ impl Tally {
                     self.undersized += 1;
                 }
             }
+            Some(&SummaryNeed::Copy(expected)) => {
+                if bytes.len() < expected {
+                    self.undersized += 1;
+                } else if let Some(c) = copy(api, bytes) {
+                    self.reference(true, c.blob);
+                    self.reference(true, c.d2h_blob);
+                    if c.d2h_check {
+                        self.d2h_checks += 1;
+                    }
+                }
+            }
             Some(SummaryNeed::Decode) => self.decoded(api, head, bytes, offset),
             Some(SummaryNeed::Nothing) | None => {}
         }
@@ -241,13 +252,6 @@ impl Tally {
     fn decoded(&mut self, api: u16, head: &[u8; EVENT_HEADER_LEN], bytes: &[u8], offset: u64) {
         match decode(Some(api), bytes) {
             Payload::KernelNode(n) => self.reference(false, n.code_object),
-            Payload::Copy(c) => {
-                self.reference(true, c.blob);
-                self.reference(true, c.d2h_blob);
-                if c.d2h_check {
-                    self.d2h_checks += 1;
-                }
-            }
             Payload::ModuleLoad { code_object, .. } => self.reference(false, code_object),
             Payload::FatBinary { blob, .. } | Payload::HostRegister { blob, .. } => {
                 self.reference(true, blob)
