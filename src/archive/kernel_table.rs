@@ -2,7 +2,8 @@
 //! kernel name, in bounded memory.
 //!
 //! A launch-heavy archive looks a name up millions of times, and hashing a
-//! 100-byte mangled name each time was a fifth of `archive info`. So a
+//! long mangled name each time (and comparing it) was a sixth of
+//! `archive info`. So a
 //! small direct-mapped cache sits in front of the hash table, keyed by a
 //! fingerprint of the name's length and three 8-byte samples; a hit is
 //! confirmed by comparing the whole name, so a fingerprint collision costs
