@@ -2,10 +2,9 @@
 //! kernel name, in bounded memory.
 //!
 //! A launch-heavy archive looks a name up millions of times, and hashing a
-//! long mangled name each time (and comparing it) was a sixth of
-//! `archive info`. So a
-//! small direct-mapped cache sits in front of the hash table, keyed by a
-//! fingerprint of the name's length and three 8-byte samples; a hit is
+//! long mangled name each time (and comparing it) was a sixth of `archive
+//! info`. So a small direct-mapped cache sits in front of the hash table,
+//! keyed by a fingerprint of the name's length and three 8-byte samples; a hit is
 //! confirmed by comparing the whole name, so a fingerprint collision costs
 //! time, never a wrong count. The table itself hashes whole names, so
 //! crafted names that share their samples cannot degrade it.

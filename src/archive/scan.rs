@@ -3,9 +3,9 @@
 //! region sidecars and the manifest.
 //!
 //! Decoder threads, one more than cores, take turns reading 256 KiB chunks
-//! of whole records (`chunks.rs`) and tally them (`tally.rs`). Memory stays bounded
-//! whatever the archive size: one chunk buffer per decoder (one may grow to
-//! a single record, up to the 64 MiB cap), and capped tables.
+//! of whole records (`chunks.rs`) and tally them (`tally.rs`). Memory stays
+//! bounded whatever the archive size: one chunk buffer per decoder (one may
+//! grow to a single record, up to the 64 MiB cap), and capped tables.
 
 use std::fs;
 use std::io::{self, Read};
