@@ -17,9 +17,9 @@ use rustc_hash::FxBuildHasher;
 use super::blobs::BlobHash;
 
 /// Distinct kernel names tracked.
-pub(super) const MAX_KERNELS: usize = 1 << 17;
+const MAX_KERNELS: usize = 1 << 17;
 /// Bytes of distinct kernel names kept.
-pub(super) const MAX_KERNEL_NAME_BYTES: usize = 16 << 20;
+const MAX_KERNEL_NAME_BYTES: usize = 16 << 20;
 /// Slots of the fingerprint cache (a power of two).
 const CACHE_SLOTS: usize = 1024;
 

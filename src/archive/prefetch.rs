@@ -6,7 +6,7 @@
 //! on L2. The passes ask for the bytes they will reach a little later.
 
 /// Cache line size assumed by the hints.
-pub(super) const LINE: usize = 64;
+const LINE: usize = 64;
 
 /// Asks the CPU to bring the cache lines of `buf[start..end]` into L1 (as
 /// far as `buf` reaches). A hint only: it never faults, never changes what

@@ -73,8 +73,6 @@ pub(super) struct Tally {
     pub(super) kernels: KernelTable,
     pub(super) blob_refs: FxHashSet<BlobHash>,
     pub(super) co_refs: FxHashSet<BlobHash>,
-    /// Recently referenced code objects (launches reuse a handful).
-    recent_cos: Recent<BlobHash>,
     pub(super) refs_capped: bool,
     pub(super) d2h_checks: u64,
     pub(super) undersized: u64,
@@ -102,7 +100,6 @@ impl Tally {
             kernels: KernelTable::new(),
             blob_refs: FxHashSet::default(),
             co_refs: FxHashSet::default(),
-            recent_cos: Recent::default(),
             refs_capped: false,
             d2h_checks: 0,
             undersized: 0,
@@ -113,7 +110,7 @@ impl Tally {
     }
 
     fn reference(&mut self, blob: bool, hash: BlobHash) {
-        if hash.is_zero() || (!blob && !self.recent_cos.admit(hash)) {
+        if hash.is_zero() {
             return;
         }
         let set = if blob {
