@@ -1,23 +1,55 @@
-//! `events.bin` cut into chunks of whole event records, for decoding on
+//! `events.bin` cut into pieces of whole event records, for decoding on
 //! several threads (DESIGN §11: `archive info` at a large fraction of `cat`
 //! speed).
 //!
-//! The reader thread applies the framing rules of reference §8–§9 while it
-//! cuts: torn tails, the trailer and the records after it are settled here,
-//! so a [`Chunk`] holds only complete event records before the trailer and
-//! can be decoded by any worker in any order. The cutter also notes where
-//! each record starts, so a decoder does not walk the length chain a second
-//! time (that walk waits on one load per record). Buffers are handed back
-//! and reused; only a record larger than the chunk grows one (up to the
-//! 64 MiB record cap plus a chunk).
+//! A [`Cutter`] is shared by the decoders; each takes the next piece under
+//! a lock. The cutter applies the framing rules of reference §8–§9
+//! ([`Framing`]) as it cuts: torn tails, the trailer and the records after
+//! it are settled there, so a piece holds only complete event records before
+//! the trailer and can be decoded by any worker in any order. The cutter
+//! also notes where each record starts, so a decoder does not walk the
+//! length chain a second time (that walk waits on one load per record).
+//!
+//! Two cutters share the framing: the mapped one (`mapped.rs`), which hands
+//! out windows of the file read in place, and [`EventChunks`] here, which
+//! reads chunks into reused buffers from any reader, for files that cannot
+//! be mapped. A chunk buffer only grows for a record larger than the chunk
+//! (up to the 64 MiB record cap plus a chunk).
 
 use std::io::{self, Read};
 
-use super::events::le_u16;
 use super::events::{
-    le_u32, le_u64, Torn, TornReason, EVENT_HEADER_LEN, MAX_RECORD_BYTES, TRAILER_LEN,
+    le_u16, le_u32, le_u64, Torn, TornReason, EVENT_HEADER_LEN, MAX_RECORD_BYTES, TRAILER_LEN,
     TRAILER_MAGIC, TRAILER_TYPE,
 };
+use super::prefetch::prefetch;
+
+/// What a decoder holds between its turns at a [`Cutter`]: a buffer the
+/// cutter fills, or a window it hands out.
+pub(super) trait Piece: Default {
+    /// The event records the piece holds.
+    fn records(&self) -> Records<'_>;
+    /// Lets go of what can be let go of without the cutter's lock (a
+    /// mapped window), before the decoder asks for the next piece.
+    fn release(&mut self) {}
+}
+
+/// Hands out the records of `events.bin` in pieces, in file order, to the
+/// decoders that share it.
+pub(super) trait Cutter: Send {
+    /// What each decoder holds.
+    type Piece: Piece;
+    /// Fills `piece` with the next run of whole records holding at least
+    /// one event record; false when the stream is exhausted.
+    fn next(&mut self, piece: &mut Self::Piece) -> io::Result<bool>;
+    /// The framing outcome: torn tail, trailer, records after it.
+    fn framing(&self) -> &Framing;
+}
+
+/// How far ahead of the record being walked the framing walk asks for the
+/// bytes it will reach (measured: without it the walk over a mapped window
+/// takes longer than decoding the window).
+const WALK_PREFETCH: usize = 4096;
 
 /// Whole event records in `buf`, each starting at one of `starts`, the
 /// first byte of `buf` at file offset `offset`. Reused from chunk to chunk.
@@ -32,11 +64,32 @@ pub struct Chunk {
     pub offset: u64,
 }
 
-impl Chunk {
-    /// The event records of the chunk, in file order, with their file
-    /// offsets.
-    pub fn records(&self) -> impl Iterator<Item = (&[u8], u64)> + '_ {
-        self.starts.iter().filter_map(|&start| {
+impl Piece for Chunk {
+    fn records(&self) -> Records<'_> {
+        Records {
+            buf: &self.buf,
+            starts: &self.starts,
+            offset: self.offset,
+        }
+    }
+}
+
+/// Whole event records of a chunk or a mapped window: the bytes, where each
+/// record starts in them, and the file offset of the first byte.
+#[derive(Clone, Copy)]
+pub struct Records<'a> {
+    /// Bytes holding the records.
+    pub buf: &'a [u8],
+    /// Where each record starts in `buf`, in file order.
+    pub starts: &'a [u32],
+    /// File offset of `buf[0]`.
+    pub offset: u64,
+}
+
+impl<'a> Records<'a> {
+    /// The event records, in file order, with their file offsets.
+    pub fn iter(self) -> impl Iterator<Item = (&'a [u8], u64)> {
+        self.starts.iter().filter_map(move |&start| {
             let start = start as usize;
             let len = le_u32(self.buf.get(start..start + EVENT_HEADER_LEN)?, 26) as usize;
             let record = self.buf.get(start..start + len)?;
@@ -45,112 +98,58 @@ impl Chunk {
     }
 }
 
-/// Cuts a stream positioned after the file header into [`Chunk`]s.
-pub struct EventChunks<R> {
-    src: R,
-    unread: u64,
-    carry: Vec<u8>,
-    offset: u64,
-    chunk: usize,
+/// The framing rules of reference §8–§9 applied along a run of records:
+/// torn tails, the trailer and the records after it. Shared by the cutter
+/// over a reader ([`EventChunks`]) and the one over mapped windows
+/// (`mapped.rs`), so both settle a stream identically.
+pub(super) struct Framing {
+    /// Bytes of the stream not yet handed to [`Framing::walk`].
+    pub(super) unread: u64,
     torn: Option<Torn>,
     trailer: Option<u64>,
     after_trailer: u64,
-    done: bool,
 }
 
-impl<R: Read> EventChunks<R> {
-    /// A cutter over `src`, holding `len` bytes from file offset `offset`,
-    /// producing chunks of about `chunk` bytes.
-    pub fn new(src: R, offset: u64, len: u64, chunk: usize) -> EventChunks<R> {
-        EventChunks {
-            src,
-            unread: len,
-            carry: Vec::new(),
-            offset,
-            chunk: chunk.max(EVENT_HEADER_LEN * 2),
+impl Framing {
+    /// Framing of a stream of `unread` bytes.
+    pub(super) fn new(unread: u64) -> Framing {
+        Framing {
+            unread,
             torn: None,
             trailer: None,
             after_trailer: 0,
-            done: false,
         }
     }
 
     /// The torn tail, once the stream is exhausted.
-    pub fn torn(&self) -> Option<Torn> {
+    pub(super) fn torn(&self) -> Option<Torn> {
         self.torn
     }
 
     /// The first valid trailer's count.
-    pub fn trailer(&self) -> Option<u64> {
+    pub(super) fn trailer(&self) -> Option<u64> {
         self.trailer
     }
 
     /// Complete records after the trailer (counted, never decoded).
-    pub fn after_trailer(&self) -> u64 {
+    pub(super) fn after_trailer(&self) -> u64 {
         self.after_trailer
     }
 
-    fn read_to(&mut self, buf: &mut Vec<u8>, mut filled: usize, want: usize) -> io::Result<usize> {
-        if buf.len() < want {
-            buf.resize(want, 0);
-        }
-        while filled < want && self.unread > 0 {
-            match self.src.read(&mut buf[filled..want]) {
-                Ok(0) => self.unread = 0,
-                Ok(n) => {
-                    filled += n;
-                    self.unread = self.unread.saturating_sub(n as u64);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(filled)
-    }
-
-    /// Fills `chunk` with the next run of whole records holding at least
-    /// one event record; false when the stream is exhausted.
-    pub fn next_chunk(&mut self, chunk: &mut Chunk) -> io::Result<bool> {
-        let buf = &mut chunk.buf;
-        while !self.done {
-            let carried = self.carry.len();
-            let mut want = self.chunk.max(carried);
-            if carried >= EVENT_HEADER_LEN {
-                let announced = le_u32(&self.carry, 26);
-                if announced <= MAX_RECORD_BYTES {
-                    want = want.max(announced as usize);
-                }
-            }
-            if buf.len() < want {
-                buf.resize(want, 0);
-            }
-            buf[..carried].copy_from_slice(&self.carry);
-            self.carry.clear();
-            let filled = self.read_to(buf, carried, want)?;
-            let base = self.offset;
-            chunk.starts.clear();
-            let end = self.walk(&buf[..filled], base, &mut chunk.starts);
-            if self.torn.is_none() {
-                self.carry.extend_from_slice(&buf[end..filled]);
-                self.offset = base + end as u64;
-            }
-            if self.torn.is_some() || (self.unread == 0 && self.carry.is_empty()) {
-                self.done = true;
-            }
-            if !chunk.starts.is_empty() {
-                chunk.offset = base;
-                return Ok(true);
-            }
-        }
-        Ok(false)
-    }
-
-    /// Walks the records of `data`, noting where each event record (one
-    /// before the trailer) starts in `starts`; returns where the complete
-    /// records end.
-    fn walk(&mut self, data: &[u8], base: u64, starts: &mut Vec<u32>) -> usize {
+    /// Walks the records of `data` (at file offset `base`, followed by
+    /// [`Framing::unread`] more bytes of the stream), noting where each
+    /// event record (one before the trailer) starts in `starts`; returns
+    /// where the complete records end.
+    pub(super) fn walk(&mut self, data: &[u8], base: u64, starts: &mut Vec<u32>) -> usize {
         let mut pos = 0;
+        let mut ahead = 0;
         while pos < data.len() {
+            // The walk is a chain of dependent loads; from a mapped window
+            // each would wait on memory without a hint this far ahead.
+            if ahead < pos + WALK_PREFETCH {
+                prefetch(data, ahead, pos + WALK_PREFETCH);
+                ahead = pos + WALK_PREFETCH;
+            }
             let rest = data.len() - pos;
             let remaining = rest as u64 + self.unread;
             if rest < EVENT_HEADER_LEN {
@@ -210,6 +209,100 @@ impl<R: Read> EventChunks<R> {
     }
 }
 
+/// Cuts a stream positioned after the file header into [`Chunk`]s.
+pub struct EventChunks<R> {
+    src: R,
+    carry: Vec<u8>,
+    offset: u64,
+    chunk: usize,
+    framing: Framing,
+    done: bool,
+}
+
+impl<R: Read> EventChunks<R> {
+    /// A cutter over `src`, holding `len` bytes from file offset `offset`,
+    /// producing chunks of about `chunk` bytes.
+    pub fn new(src: R, offset: u64, len: u64, chunk: usize) -> EventChunks<R> {
+        EventChunks {
+            src,
+            carry: Vec::new(),
+            offset,
+            chunk: chunk.max(EVENT_HEADER_LEN * 2),
+            framing: Framing::new(len),
+            done: false,
+        }
+    }
+
+    fn read_to(&mut self, buf: &mut Vec<u8>, mut filled: usize, want: usize) -> io::Result<usize> {
+        if buf.len() < want {
+            buf.resize(want, 0);
+        }
+        let unread = &mut self.framing.unread;
+        while filled < want && *unread > 0 {
+            match self.src.read(&mut buf[filled..want]) {
+                Ok(0) => *unread = 0,
+                Ok(n) => {
+                    filled += n;
+                    *unread = unread.saturating_sub(n as u64);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
+    }
+
+    /// Fills `chunk` with the next run of whole records holding at least
+    /// one event record; false when the stream is exhausted.
+    pub fn next_chunk(&mut self, chunk: &mut Chunk) -> io::Result<bool> {
+        let buf = &mut chunk.buf;
+        while !self.done {
+            let carried = self.carry.len();
+            let mut want = self.chunk.max(carried);
+            if carried >= EVENT_HEADER_LEN {
+                let announced = le_u32(&self.carry, 26);
+                if announced <= MAX_RECORD_BYTES {
+                    want = want.max(announced as usize);
+                }
+            }
+            if buf.len() < want {
+                buf.resize(want, 0);
+            }
+            buf[..carried].copy_from_slice(&self.carry);
+            self.carry.clear();
+            let filled = self.read_to(buf, carried, want)?;
+            let base = self.offset;
+            chunk.starts.clear();
+            let end = self.framing.walk(&buf[..filled], base, &mut chunk.starts);
+            let torn = self.framing.torn().is_some();
+            if !torn {
+                self.carry.extend_from_slice(&buf[end..filled]);
+                self.offset = base + end as u64;
+            }
+            if torn || (self.framing.unread == 0 && self.carry.is_empty()) {
+                self.done = true;
+            }
+            if !chunk.starts.is_empty() {
+                chunk.offset = base;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+}
+
+impl<R: Read + Send> Cutter for EventChunks<R> {
+    type Piece = Chunk;
+
+    fn next(&mut self, chunk: &mut Chunk) -> io::Result<bool> {
+        self.next_chunk(chunk)
+    }
+
+    fn framing(&self) -> &Framing {
+        &self.framing
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -226,7 +319,7 @@ mod tests {
         let mut records = 0;
         let mut ch = Chunk::default();
         while c.next_chunk(&mut ch).unwrap() {
-            records += ch.records().count();
+            records += ch.records().iter().count();
         }
         (records, c)
     }
@@ -240,7 +333,7 @@ mod tests {
         s.extend(record(308, 5000));
         let (n, c) = cut(&s, 100);
         assert_eq!(n, 101);
-        assert_eq!(c.torn(), None);
+        assert_eq!(c.framing().torn(), None);
     }
 
     #[test]
@@ -254,8 +347,14 @@ mod tests {
         s.extend(record(90, 44));
         s.extend([1, 2, 3]);
         let (n, c) = cut(&s, 64);
-        assert_eq!((n, c.trailer(), c.after_trailer()), (1, Some(1), 2));
-        assert_eq!(c.torn().unwrap().reason, TornReason::PartialHeader);
+        assert_eq!(
+            (n, c.framing().trailer(), c.framing().after_trailer()),
+            (1, Some(1), 2)
+        );
+        assert_eq!(
+            c.framing().torn().unwrap().reason,
+            TornReason::PartialHeader
+        );
     }
 }
 
@@ -306,14 +405,14 @@ mod agreement {
                 let mut events = 0;
                 let mut ch = Chunk::default();
                 while c.next_chunk(&mut ch).unwrap() {
-                    assert_eq!(ch.records().count(), ch.starts.len(), "{case}");
+                    assert_eq!(ch.records().iter().count(), ch.starts.len(), "{case}");
                     events += ch.starts.len();
                 }
                 let what = format!("case {case} chunk {chunk}");
                 assert_eq!(events, expect_events, "{what}");
-                assert_eq!(c.trailer(), expect_trailer, "{what}");
-                assert_eq!(c.after_trailer(), expect_after, "{what}");
-                assert_eq!(c.torn(), rd.torn(), "{what}");
+                assert_eq!(c.framing().trailer(), expect_trailer, "{what}");
+                assert_eq!(c.framing().after_trailer(), expect_after, "{what}");
+                assert_eq!(c.framing().torn(), rd.torn(), "{what}");
             }
         }
     }

@@ -16,6 +16,7 @@ pub mod fixed;
 mod kernel_table;
 pub mod launch;
 pub mod manifest;
+mod mapped;
 mod prefetch;
 pub mod regions;
 pub mod report;

@@ -10,7 +10,7 @@ use rustc_hash::FxHashSet;
 
 use super::apis::{ApiTable, V7_COUNT};
 use super::blobs::BlobHash;
-use super::chunks::Chunk;
+use super::chunks::Records;
 use super::events::{le_u16, le_u64, EVENT_HEADER_LEN};
 use super::fixed::{copy, decode, summary_need, Payload, SummaryNeed};
 use super::kernel_table::KernelTable;
@@ -138,14 +138,13 @@ impl Tally {
         }
     }
 
-    /// Accounts every event record of a chunk cut by
-    /// [`EventChunks`](super::chunks::EventChunks)
-    /// (whole records of at least a header each, framing already checked).
-    pub(super) fn chunk(&mut self, c: &Chunk) {
-        for (i, (record, offset)) in c.records().enumerate() {
+    /// Accounts every event record of a chunk or window (whole records of
+    /// at least a header each, framing already checked).
+    pub(super) fn records(&mut self, c: Records) {
+        for (i, (record, offset)) in c.iter().enumerate() {
             if let Some(&ahead) = c.starts.get(i + PREFETCH_RECORDS) {
                 let ahead = ahead as usize;
-                prefetch(&c.buf, ahead, ahead + PREFETCH_BYTES);
+                prefetch(c.buf, ahead, ahead + PREFETCH_BYTES);
             }
             let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
                 continue;
