@@ -2,10 +2,12 @@
 //! [`ArchiveSummary`]: the event stream, the blob and code-object files, the
 //! region sidecars and the manifest.
 //!
-//! Decoder threads, one more than cores, take turns reading 256 KiB chunks
-//! of whole records (`chunks.rs`) and tally them (`tally.rs`). Memory stays
-//! bounded whatever the archive size: one chunk buffer per decoder (one may
-//! grow to a single record, up to the 64 MiB cap), and capped tables.
+//! Decoder threads take turns at a shared cutter for the next piece of
+//! whole records and tally it (`tally.rs`): mapped 4 MiB windows
+//! (`mapped.rs`), or 256 KiB chunks read into a buffer when the file cannot
+//! be mapped (`chunks.rs`). Memory stays bounded whatever the archive size:
+//! one window or buffer per decoder (one may grow to a single record, up to
+//! the 64 MiB cap), and capped tables.
 
 use std::fs;
 use std::io::{self, Read};
@@ -507,4 +509,68 @@ fn manifest_field_problems(v: &serde_json::Value) -> Option<String> {
             wrong.join("; ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::mapped::Geometry;
+
+    /// The summary fields the stream decides, from `cutter`.
+    fn streamed<C: Cutter>(dir: &Path, cutter: C, workers: usize) -> serde_json::Value {
+        let (tally, outcome) = decode_all(cutter, ApiTable::V7, workers).unwrap();
+        let mut s = empty_summary(dir, &manifest::read(dir));
+        fill_from_stream(&mut s, &tally, &outcome);
+        let refs = |set: &FxHashSet<BlobHash>| {
+            let mut v: Vec<String> = set.iter().map(|h| h.to_string()).collect();
+            v.sort();
+            v
+        };
+        serde_json::json!({
+            "summary": serde_json::to_value(&s).unwrap(),
+            "blob_refs": refs(&tally.blob_refs),
+            "co_refs": refs(&tally.co_refs),
+        })
+    }
+
+    /// Mapped windows and read chunks, at any number of decoders, give the
+    /// same summary of a realistic archive, whole and cut at odd offsets
+    /// (torn tails; the cut-off trailer).
+    #[test]
+    fn mapped_and_read_streams_summarize_alike() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stats = hrr_testkit::synth::write_big(tmp.path(), 1, 3 << 20).unwrap();
+        let dir = tmp.path().join("pid-1");
+        let events = dir.join("events.bin");
+        let whole = fs::read(&events).unwrap();
+        let small = Geometry {
+            align: 64 << 10,
+            window: 128 << 10,
+        };
+        for cut in [whole.len(), whole.len() - 20, 2_000_003, 65_536 + 9, 100] {
+            fs::write(&events, &whole[..cut]).unwrap();
+            let len = cut as u64;
+            let open = || fs::File::open(&events).unwrap();
+            let read = |chunk| {
+                // The reading cutter starts where the file header ends.
+                let mut f = open();
+                io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
+                EventChunks::new(f, 8, len - 8, chunk)
+            };
+            let expect = streamed(&dir, read(CHUNK_BYTES), 1);
+            if cut == whole.len() {
+                assert_eq!(expect["summary"]["events"], stats.events);
+                assert_eq!(expect["summary"]["complete"], true);
+            }
+            for workers in [1, 3] {
+                for g in [small, Geometry::DEFAULT] {
+                    let mapped = MappedChunks::new(open(), 8, len, g).ok().unwrap();
+                    let what = format!("cut at {cut}, {workers} decoders, {g:?}");
+                    assert_eq!(streamed(&dir, mapped, workers), expect, "{what}");
+                }
+                let what = format!("cut at {cut}, {workers} decoders, 1000-byte chunks");
+                assert_eq!(streamed(&dir, read(1000), workers), expect, "{what}");
+            }
+        }
+    }
 }
