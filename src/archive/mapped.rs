@@ -96,15 +96,24 @@ impl MappedChunks {
         Ok(cutter)
     }
 
-    /// Maps `[from, to)` of the file.
+    /// Maps `[from, to)` of the file, after checking the file still holds
+    /// it: a file cut shorter while it is read (copied over in place, say)
+    /// is an error here rather than a fault on a page past its new end.
     fn map(&self, from: u64, to: u64) -> io::Result<Mmap> {
+        let now = self.file.metadata()?.len();
+        if now < to {
+            return Err(io::Error::other(format!(
+                "events.bin shrank from {} to {now} bytes while it was read; read it again once nothing writes to it",
+                self.len
+            )));
+        }
         let len = usize::try_from(to - from)
             .map_err(|_| io::Error::other("window larger than the address space"))?;
-        // SAFETY: the map is read-only and `hrr` never writes the archive.
-        // The one hazard is another process truncating `events.bin` while a
-        // window is mapped: reading a page past the new end faults (SIGBUS
-        // on Unix). Capture writers only append, and no window reaches past
-        // the length taken when the pass began.
+        // SAFETY: the map is read-only and `hrr` never writes the archive;
+        // the file held the whole window a moment ago. The one hazard left
+        // is another process truncating `events.bin` between that check and
+        // the reads of this window: a page past the new end then faults
+        // (SIGBUS on Unix). Capture writers only ever append.
         unsafe { MmapOptions::new().offset(from).len(len).map(&self.file) }
     }
 }
@@ -288,6 +297,22 @@ mod tests {
             assert!(seen.is_empty());
             assert_eq!(framing, "None None 0");
         }
+    }
+
+    #[test]
+    fn a_file_cut_shorter_than_the_pass_began_with_is_an_error() {
+        let s = &streams()[0];
+        let f = file_of(&s[..s.len() / 2]);
+        let mut cut = MappedChunks::new(f, 8, s.len() as u64, SMALL).ok().unwrap();
+        let mut w = Window::default();
+        let err = loop {
+            match cut.next(&mut w) {
+                Ok(true) => w.release(),
+                Ok(false) => panic!("the cut file read as whole"),
+                Err(e) => break e,
+            }
+        };
+        assert!(err.to_string().contains("shrank"), "{err}");
     }
 
     #[cfg(unix)]
