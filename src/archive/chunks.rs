@@ -103,7 +103,8 @@ impl<'a> Records<'a> {
 /// over a reader ([`EventChunks`]) and the one over mapped windows
 /// (`mapped.rs`), so both settle a stream identically.
 pub(super) struct Framing {
-    /// Bytes of the stream not yet handed to [`Framing::walk`].
+    /// Bytes of the stream that follow the data of the next
+    /// [`Framing::walk`] (the cutter sets it before each walk).
     pub(super) unread: u64,
     torn: Option<Torn>,
     trailer: Option<u64>,
@@ -239,7 +240,10 @@ impl<R: Read> EventChunks<R> {
         }
         let unread = &mut self.framing.unread;
         while filled < want && *unread > 0 {
-            match self.src.read(&mut buf[filled..want]) {
+            // Never past `len`: a file still growing is read as it was
+            // when the pass began, as the mapped cutter reads it.
+            let room = (want - filled).min(usize::try_from(*unread).unwrap_or(usize::MAX));
+            match self.src.read(&mut buf[filled..filled + room]) {
                 Ok(0) => *unread = 0,
                 Ok(n) => {
                     filled += n;

@@ -227,7 +227,10 @@ impl<R: Read> RecordReader<R> {
             }
         }
         while self.end - self.start < need && self.unread > 0 {
-            let room = &mut self.buf[self.end..];
+            // Never past `len`, whatever the file has grown to since.
+            let cap = usize::try_from(self.unread).unwrap_or(usize::MAX);
+            let stop = self.buf.len().min(self.end.saturating_add(cap));
+            let room = &mut self.buf[self.end..stop];
             let n = match self.src.read(room) {
                 Ok(0) => {
                     self.unread = 0;

@@ -11,6 +11,11 @@
 //!
 //! The framing is the reading cutter's ([`Framing`]), so both settle torn
 //! tails, trailers and records after the trailer identically.
+//!
+//! Only files on local disk file systems of Linux are mapped
+//! ([`worth_mapping`]): where a page cannot be read (a network or FUSE file
+//! system failing, a file cut shorter by another program), a mapped reader
+//! is killed by a signal where a reading one gets an error it can report.
 
 use std::fs::File;
 use std::io;
@@ -26,8 +31,8 @@ pub(super) struct Geometry {
     /// Alignment of a window's file offset: a multiple of the page size
     /// (and of the 64 KiB mapping granularity of Windows).
     pub(super) align: u64,
-    /// Bytes mapped per window, at least `2 * align`, so every window
-    /// walks at least `align` bytes of records.
+    /// Bytes mapped per window, at least `align` plus a header, so the
+    /// first header of every window lies inside it.
     pub(super) window: u64,
 }
 
@@ -83,6 +88,7 @@ impl MappedChunks {
         len: u64,
         geometry: Geometry,
     ) -> Result<MappedChunks, File> {
+        debug_assert!(geometry.window >= geometry.align + EVENT_HEADER_LEN as u64);
         let cutter = MappedChunks {
             file,
             geometry,
@@ -97,8 +103,8 @@ impl MappedChunks {
     }
 
     /// Maps `[from, to)` of the file, after checking the file still holds
-    /// it: a file cut shorter while it is read (copied over in place, say)
-    /// is an error here rather than a fault on a page past its new end.
+    /// it: a file already cut shorter (copied over in place, say) is an
+    /// error here rather than a fault on a page past its new end.
     fn map(&self, from: u64, to: u64) -> io::Result<Mmap> {
         let now = self.file.metadata()?.len();
         if now < to {
@@ -110,12 +116,42 @@ impl MappedChunks {
         let len = usize::try_from(to - from)
             .map_err(|_| io::Error::other("window larger than the address space"))?;
         // SAFETY: the map is read-only and `hrr` never writes the archive;
-        // the file held the whole window a moment ago. The one hazard left
-        // is another process truncating `events.bin` between that check and
-        // the reads of this window: a page past the new end then faults
-        // (SIGBUS on Unix). Capture writers only ever append.
+        // the file held the whole window a moment ago, and only files on
+        // local disk file systems are mapped. Two hazards remain, both
+        // outside `hrr`: a page that cannot be read (the file cut shorter
+        // by another program while the window is decoded, or a disk error)
+        // faults (SIGBUS on Unix); and bytes rewritten in place by another
+        // program change under the slice, which only changes what is
+        // decoded, since every length read from it is bounds-checked.
+        // Capture writers only ever append.
         unsafe { MmapOptions::new().offset(from).len(len).map(&self.file) }
     }
+}
+
+/// Whether `file` is on a local disk file system (Linux ext2/3/4, XFS,
+/// Btrfs, tmpfs, overlayfs), the only files `archive info` maps. Elsewhere
+/// (network and FUSE file systems, other platforms) a failed page read
+/// would kill `hrr` rather than be reported, so those are read.
+#[cfg(target_os = "linux")]
+pub(super) fn worth_mapping(file: &File) -> bool {
+    use nix::sys::statfs::{
+        fstatfs, BTRFS_SUPER_MAGIC, EXT4_SUPER_MAGIC, OVERLAYFS_SUPER_MAGIC, TMPFS_MAGIC,
+        XFS_SUPER_MAGIC,
+    };
+    let local = [
+        EXT4_SUPER_MAGIC,
+        XFS_SUPER_MAGIC,
+        BTRFS_SUPER_MAGIC,
+        TMPFS_MAGIC,
+        OVERLAYFS_SUPER_MAGIC,
+    ];
+    fstatfs(file).is_ok_and(|s| local.contains(&s.filesystem_type()))
+}
+
+/// Whether `file` is mapped: never outside Linux (see the Linux version).
+#[cfg(not(target_os = "linux"))]
+pub(super) fn worth_mapping(_file: &File) -> bool {
+    false
 }
 
 impl Cutter for MappedChunks {
@@ -168,6 +204,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
+    use crate::archive::chunks::{Chunk, EventChunks};
     use crate::archive::events::{RecordReader, TRAILER_MAGIC, TRAILER_TYPE};
 
     /// A 64 KiB-aligned geometry (the mapping granularity of Windows), so a
@@ -200,7 +237,12 @@ mod tests {
     /// Offsets and lengths of the event records, and the framing outcome,
     /// as the mapped cutter sees `bytes` (an 8-byte header first).
     fn mapped(bytes: &[u8], g: Geometry) -> (Vec<(u64, usize)>, String) {
-        let len = bytes.len() as u64;
+        mapped_first(bytes, bytes.len(), g)
+    }
+
+    /// [`mapped`] of the first `len` bytes of a file holding `bytes`.
+    fn mapped_first(bytes: &[u8], len: usize, g: Geometry) -> (Vec<(u64, usize)>, String) {
+        let len = len as u64;
         let mut cut = MappedChunks::new(file_of(bytes), 8, len, g).ok().unwrap();
         let mut w = Window::default();
         let mut seen = Vec::new();
@@ -218,7 +260,12 @@ mod tests {
 
     /// The same as the record-by-record reader sees it.
     fn read(bytes: &[u8]) -> (Vec<(u64, usize)>, String) {
-        let mut rd = RecordReader::new(&bytes[8..], 8, bytes.len() as u64 - 8, 64);
+        read_first(bytes, bytes.len())
+    }
+
+    /// [`read`] of the first `len` bytes of `bytes`.
+    fn read_first(bytes: &[u8], len: usize) -> (Vec<(u64, usize)>, String) {
+        let mut rd = RecordReader::new(&bytes[8..], 8, len as u64 - 8, 64);
         let (mut seen, mut trailer, mut after) = (Vec::new(), None, 0);
         while let Some(r) = rd.next_record().unwrap() {
             if trailer.is_some() {
@@ -243,7 +290,7 @@ mod tests {
             seed
         };
         let mut out = Vec::new();
-        for case in 0..12 {
+        for case in 0..14 {
             let mut s = b"EHRR\x07\0\0\0".to_vec();
             for i in 0..(200 + case * 40) {
                 let r = next();
@@ -255,7 +302,7 @@ mod tests {
                 };
                 s.extend(record(len, 215));
             }
-            match case % 6 {
+            match case % 7 {
                 0 => {}
                 1 => {
                     s.extend(trailer(7));
@@ -268,11 +315,13 @@ mod tests {
                     r[26..30].copy_from_slice(&12u32.to_le_bytes());
                     s.extend(r);
                 }
-                _ => {
+                5 => {
                     let mut r = record(64, 215);
                     r[26..30].copy_from_slice(&(MAX_RECORD_BYTES + 1).to_le_bytes());
                     s.extend(r);
                 }
+                // A torn record larger than a SMALL window.
+                _ => s.extend(&record(300_000, 215)[..250_000]),
             }
             out.push(s);
         }
@@ -287,6 +336,47 @@ mod tests {
             for g in [SMALL, Geometry::DEFAULT] {
                 assert_eq!(mapped(s, g), expect, "case {case}, {g:?}");
             }
+        }
+    }
+
+    /// The production geometry over many windows: 14 MiB of records with
+    /// a 5 MiB one inside, ending torn.
+    #[test]
+    fn default_windows_hold_exactly_the_records_the_reader_reads() {
+        let mut s = b"EHRR\x07\0\0\0".to_vec();
+        for i in 0..12000usize {
+            s.extend(record(32 + (i * 7919) % 1500, 215));
+            if i == 6000 {
+                s.extend(record(5 << 20, 215));
+            }
+        }
+        s.extend(&record(900, 215)[..500]);
+        let expect = read(&s);
+        assert!(s.len() > 3 * Geometry::DEFAULT.window as usize);
+        assert_eq!(mapped(&s, Geometry::DEFAULT), expect);
+    }
+
+    /// A file that grew after the pass took its length (a capture still
+    /// being written) is read as it was: the mapped cutter, the reading
+    /// cutter and the record reader all stop at that length.
+    #[test]
+    fn a_file_grown_past_the_length_taken_is_read_up_to_it() {
+        let s = &streams()[1];
+        for len in [s.len() / 2, s.len() / 3 + 7, 100] {
+            let expect = read(&s[..len]);
+            assert_eq!(mapped_first(s, len, SMALL), expect, "len {len}");
+            let mut f = file_of(s);
+            io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
+            let mut cut = EventChunks::new(f, 8, len as u64 - 8, 1000);
+            let mut chunk = Chunk::default();
+            let mut seen = Vec::new();
+            while cut.next(&mut chunk).unwrap() {
+                seen.extend(chunk.records().iter().map(|(r, at)| (at, r.len())));
+            }
+            let f = cut.framing();
+            let framing = format!("{:?} {:?} {}", f.torn(), f.trailer(), f.after_trailer());
+            assert_eq!((seen, framing), expect, "reading cutter, len {len}");
+            assert_eq!(read_first(s, len), expect, "record reader, len {len}");
         }
     }
 
@@ -313,6 +403,13 @@ mod tests {
             }
         };
         assert!(err.to_string().contains("shrank"), "{err}");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn files_off_local_disks_are_not_mapped() {
+        let proc_file = File::open("/proc/self/status").unwrap();
+        assert!(!worth_mapping(&proc_file));
     }
 
     #[cfg(unix)]
