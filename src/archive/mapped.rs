@@ -79,9 +79,8 @@ pub(super) struct MappedChunks {
 
 impl MappedChunks {
     /// A cutter over the first `len` bytes of `file`, whose records start
-    /// at `start` (after the file header). Gives the file back when it
-    /// cannot be mapped (a pipe, some network or FUSE file systems), for
-    /// the reading cutter.
+    /// at `start` (after the file header). Gives the file back, for the
+    /// reading cutter, when it cannot be mapped.
     pub(super) fn new(
         file: File,
         start: u64,
