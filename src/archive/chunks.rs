@@ -362,22 +362,75 @@ mod tests {
     }
 }
 
+/// Test helpers shared by the cutters' tests: a seeded generator and the
+/// records and framing outcome a cutter or the record reader sees.
 #[cfg(test)]
-mod agreement {
+pub(super) mod testing {
     use super::*;
     use crate::archive::events::RecordReader;
 
-    /// Cutting into chunks of any size settles events, trailer, records
-    /// after it and the torn tail exactly as the record-by-record reader.
+    /// The event records (offset, length) and the framing outcome (torn,
+    /// trailer, records after it) of a stream, for comparing readers.
+    pub(in crate::archive) type View = (Vec<(u64, usize)>, String);
+
+    /// A xorshift64 generator from `seed`, for reproducible random streams.
+    pub(in crate::archive) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
+    /// What the record-by-record reader sees in the `len` bytes of `body`,
+    /// which starts at file offset `base`.
+    pub(in crate::archive) fn by_record_reader(body: &[u8], base: u64, len: u64) -> View {
+        let mut rd = RecordReader::new(body, base, len, 64);
+        let (mut seen, mut trailer, mut after) = (Vec::new(), None, 0);
+        while let Some(r) = rd.next_record().unwrap() {
+            if trailer.is_some() {
+                after += 1;
+            } else if let Some(n) = r.trailer_count() {
+                trailer = Some(n);
+            } else {
+                seen.push((r.offset, r.bytes.len()));
+            }
+        }
+        (seen, format!("{:?} {trailer:?} {after}", rd.torn()))
+    }
+
+    /// What `cutter` hands out, piece by piece, until it is exhausted.
+    pub(in crate::archive) fn by_cutter<C: Cutter>(mut cutter: C) -> View {
+        let mut piece = C::Piece::default();
+        let mut seen = Vec::new();
+        while cutter.next(&mut piece).unwrap() {
+            let records = piece.records();
+            assert!(!records.starts.is_empty(), "a piece without event records");
+            seen.extend(records.iter().map(|(r, at)| (at, r.len())));
+            piece.release();
+        }
+        let f = cutter.framing();
+        let framing = format!("{:?} {:?} {}", f.torn(), f.trailer(), f.after_trailer());
+        (seen, framing)
+    }
+}
+
+#[cfg(test)]
+mod agreement {
+    use super::testing::{by_cutter, by_record_reader, xorshift};
+    use super::*;
+
+    /// Cutting into chunks of any size yields the same event records and
+    /// settles trailer, records after it and the torn tail exactly as the
+    /// record-by-record reader.
     #[test]
     fn chunks_agree_with_the_record_reader_at_every_chunk_size() {
-        let mut seed: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D);
         for case in 0..60 {
             let mut s = Vec::new();
             for _ in 0..(case % 9) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
+                let seed = next();
                 let len = 32 + (seed % 200) as u32;
                 let mut r = vec![0u8; len as usize];
                 r[0..2].copy_from_slice(&215u16.to_le_bytes());
@@ -391,32 +444,11 @@ mod agreement {
                 s.extend(r);
             }
             s.extend(vec![0xEE; case % 40]);
+            let len = s.len() as u64;
+            let expect = by_record_reader(&s, 8, len);
             for chunk in [64usize, 100, 257, 4096] {
-                let mut expect_events = 0;
-                let mut expect_after = 0;
-                let mut expect_trailer = None;
-                let mut rd = RecordReader::new(&s[..], 8, s.len() as u64, 64);
-                while let Some(r) = rd.next_record().unwrap() {
-                    if expect_trailer.is_some() {
-                        expect_after += 1;
-                    } else if let Some(n) = r.trailer_count() {
-                        expect_trailer = Some(n);
-                    } else {
-                        expect_events += 1;
-                    }
-                }
-                let mut c = EventChunks::new(&s[..], 8, s.len() as u64, chunk);
-                let mut events = 0;
-                let mut ch = Chunk::default();
-                while c.next_chunk(&mut ch).unwrap() {
-                    assert_eq!(ch.records().iter().count(), ch.starts.len(), "{case}");
-                    events += ch.starts.len();
-                }
-                let what = format!("case {case} chunk {chunk}");
-                assert_eq!(events, expect_events, "{what}");
-                assert_eq!(c.framing().trailer(), expect_trailer, "{what}");
-                assert_eq!(c.framing().after_trailer(), expect_after, "{what}");
-                assert_eq!(c.framing().torn(), rd.torn(), "{what}");
+                let got = by_cutter(EventChunks::new(&s[..], 8, len, chunk));
+                assert_eq!(got, expect, "case {case} chunk {chunk}");
             }
         }
     }

@@ -633,13 +633,7 @@ mod tests {
     /// error exactly when the careful walk finds one.
     #[test]
     fn the_fast_argument_walk_agrees_with_the_careful_one() {
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::archive::chunks::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..300 {
             let count = (next() % 6) as u16;
             let mut b = Vec::new();
@@ -656,7 +650,7 @@ mod tests {
                 }
             }
             // Occasionally a huge announced size or pointer count.
-            if !b.is_empty() && next() % 4 == 0 {
+            if !b.is_empty() && next().is_multiple_of(4) {
                 let at = (next() as usize) % b.len();
                 b[at] = 0xFF;
             }

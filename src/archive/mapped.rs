@@ -203,8 +203,9 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::archive::chunks::{Chunk, EventChunks};
-    use crate::archive::events::{RecordReader, TRAILER_MAGIC, TRAILER_TYPE};
+    use crate::archive::chunks::testing::{by_cutter, by_record_reader, xorshift, View};
+    use crate::archive::chunks::EventChunks;
+    use crate::archive::events::{TRAILER_MAGIC, TRAILER_TYPE};
 
     /// A 64 KiB-aligned geometry (the mapping granularity of Windows), so a
     /// stream of a few hundred KiB spans many windows.
@@ -233,61 +234,33 @@ mod tests {
         f
     }
 
-    /// Offsets and lengths of the event records, and the framing outcome,
-    /// as the mapped cutter sees `bytes` (an 8-byte header first).
-    fn mapped(bytes: &[u8], g: Geometry) -> (Vec<(u64, usize)>, String) {
+    /// The event records and framing outcome the mapped cutter sees in the
+    /// first `len` bytes of a file holding `bytes` (an 8-byte header first).
+    fn mapped_first(bytes: &[u8], len: usize, g: Geometry) -> View {
+        let cutter = MappedChunks::new(file_of(bytes), 8, len as u64, g);
+        by_cutter(cutter.ok().unwrap())
+    }
+
+    /// [`mapped_first`] of the whole file.
+    fn mapped(bytes: &[u8], g: Geometry) -> View {
         mapped_first(bytes, bytes.len(), g)
     }
 
-    /// [`mapped`] of the first `len` bytes of a file holding `bytes`.
-    fn mapped_first(bytes: &[u8], len: usize, g: Geometry) -> (Vec<(u64, usize)>, String) {
-        let len = len as u64;
-        let mut cut = MappedChunks::new(file_of(bytes), 8, len, g).ok().unwrap();
-        let mut w = Window::default();
-        let mut seen = Vec::new();
-        while cut.next(&mut w).unwrap() {
-            assert!(!w.starts.is_empty(), "a window without event records");
-            seen.extend(w.records().iter().map(|(r, at)| (at, r.len())));
-            w.release();
-        }
-        let f = cut.framing();
-        (
-            seen,
-            format!("{:?} {:?} {}", f.torn(), f.trailer(), f.after_trailer()),
-        )
+    /// The same as the record-by-record reader sees it in the first `len`
+    /// bytes of `bytes`.
+    fn read_first(bytes: &[u8], len: usize) -> View {
+        by_record_reader(&bytes[8..], 8, len as u64 - 8)
     }
 
-    /// The same as the record-by-record reader sees it.
-    fn read(bytes: &[u8]) -> (Vec<(u64, usize)>, String) {
+    /// [`read_first`] of all of `bytes`.
+    fn read(bytes: &[u8]) -> View {
         read_first(bytes, bytes.len())
-    }
-
-    /// [`read`] of the first `len` bytes of `bytes`.
-    fn read_first(bytes: &[u8], len: usize) -> (Vec<(u64, usize)>, String) {
-        let mut rd = RecordReader::new(&bytes[8..], 8, len as u64 - 8, 64);
-        let (mut seen, mut trailer, mut after) = (Vec::new(), None, 0);
-        while let Some(r) = rd.next_record().unwrap() {
-            if trailer.is_some() {
-                after += 1;
-            } else if let Some(n) = r.trailer_count() {
-                trailer = Some(n);
-            } else {
-                seen.push((r.offset, r.bytes.len()));
-            }
-        }
-        (seen, format!("{:?} {trailer:?} {after}", rd.torn()))
     }
 
     /// Streams of mixed records, some larger than a window, ending clean,
     /// with a trailer and records after it, or torn in each way of §9.
     fn streams() -> Vec<Vec<u8>> {
-        let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut out = Vec::new();
         for case in 0..14 {
             let mut s = b"EHRR\x07\0\0\0".to_vec();
@@ -366,15 +339,8 @@ mod tests {
             assert_eq!(mapped_first(s, len, SMALL), expect, "len {len}");
             let mut f = file_of(s);
             io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
-            let mut cut = EventChunks::new(f, 8, len as u64 - 8, 1000);
-            let mut chunk = Chunk::default();
-            let mut seen = Vec::new();
-            while cut.next(&mut chunk).unwrap() {
-                seen.extend(chunk.records().iter().map(|(r, at)| (at, r.len())));
-            }
-            let f = cut.framing();
-            let framing = format!("{:?} {:?} {}", f.torn(), f.trailer(), f.after_trailer());
-            assert_eq!((seen, framing), expect, "reading cutter, len {len}");
+            let reading = by_cutter(EventChunks::new(f, 8, len as u64 - 8, 1000));
+            assert_eq!(reading, expect, "reading cutter, len {len}");
             assert_eq!(read_first(s, len), expect, "record reader, len {len}");
         }
     }
