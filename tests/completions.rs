@@ -2,8 +2,11 @@
 
 mod common;
 
-use common::{script, stdout, Sandbox};
+#[cfg(unix)]
+use common::script;
+use common::{stdout, Sandbox};
 
+#[cfg(unix)]
 #[test]
 fn completions_generate_for_every_shell_and_include_runtime_commands() {
     let sb = Sandbox::new();

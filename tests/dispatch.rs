@@ -2,8 +2,13 @@
 
 mod common;
 
-use common::{script, stderr, stdout, Sandbox};
+// The externals of these tests are shell scripts, so the tests that make
+// one run on Unix only.
+#[cfg(unix)]
+use common::script;
+use common::{stderr, stdout, Sandbox};
 
+#[cfg(unix)]
 #[test]
 fn external_receives_name_args_and_environment_and_its_status_propagates() {
     let sb = Sandbox::new();
@@ -32,6 +37,7 @@ fn external_receives_name_args_and_environment_and_its_status_propagates() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn user_bin_dir_wins_over_path() {
     let sb = Sandbox::new();
@@ -51,6 +57,7 @@ fn user_bin_dir_wins_over_path() {
     assert_eq!(stdout(&out), "user\n");
 }
 
+#[cfg(unix)]
 #[test]
 fn builtins_cannot_be_shadowed_by_externals_scripts_or_aliases() {
     let sb = Sandbox::new();
@@ -67,6 +74,7 @@ fn builtins_cannot_be_shadowed_by_externals_scripts_or_aliases() {
     assert_eq!(stdout(&out), "launch\n", "{}", stderr(&out));
 }
 
+#[cfg(unix)]
 #[test]
 fn list_shows_builtins_workflows_externals_and_aliases_with_origins() {
     let sb = Sandbox::new();
@@ -129,6 +137,7 @@ fn alias_expands_to_a_builtin_with_extra_arguments() {
     assert_eq!(stdout(&out), "auto\n", "{}", stderr(&out));
 }
 
+#[cfg(unix)]
 #[test]
 fn help_for_an_external_runs_it_with_help() {
     let sb = Sandbox::new();

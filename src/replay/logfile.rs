@@ -2,12 +2,16 @@
 //! and the line sink that appends the player's output as it arrives, echoes
 //! it with `-v` and feeds the progress display.
 
+#[cfg(unix)]
 use std::fs::File;
+#[cfg(unix)]
 use std::io::Write;
 use std::path::Path;
 
+#[cfg(unix)]
 use anyhow::Context as _;
 
+#[cfg(unix)]
 use super::progress;
 
 /// `hrr-replay-<pid-dir>-<UTC YYYYMMDDTHHMMSSZ>-<pid>.log`.
@@ -42,6 +46,7 @@ fn utc_stamp(t: std::time::SystemTime) -> String {
 }
 
 /// `secs` as the marker prints it: whole seconds without a fraction.
+#[cfg(unix)]
 pub fn seconds(secs: f64) -> String {
     if secs.fract() == 0.0 {
         format!("{secs:.0}")
@@ -51,27 +56,25 @@ pub fn seconds(secs: f64) -> String {
 }
 
 /// Creates (or truncates) the log with mode 0600, refusing a symlink.
+#[cfg(unix)]
 pub fn create(path: &Path) -> anyhow::Result<File> {
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600).custom_flags(nix::libc::O_NOFOLLOW);
-    }
-    let file = opts
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
         .open(path)
         .with_context(|| format!("cannot create the replay log {}", path.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))
-            .with_context(|| format!("cannot make {} private", path.display()))?;
-    }
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot make {} private", path.display()))?;
     Ok(file)
 }
 
-/// Receives the player's bytes and writes complete lines to the log.
+/// Receives the player's bytes and writes complete lines to the log (the
+/// capture side of a replay, which only Unix hosts run in this version).
+#[cfg(unix)]
 pub struct LineSink {
     file: File,
     partial: [Vec<u8>; 2],
@@ -79,6 +82,7 @@ pub struct LineSink {
     progress: Option<progress::Display>,
 }
 
+#[cfg(unix)]
 impl LineSink {
     /// A sink writing to `file`; `echo` copies each line to stderr;
     /// `progress` is the terminal display (never written to the log).
@@ -191,11 +195,17 @@ mod tests {
         let name = default_name(Path::new("/data/cap.hrr/pid-42"));
         let re = regex::Regex::new(r"^hrr-replay-pid-42-\d{8}T\d{6}Z-\d+\.log$").unwrap();
         assert!(re.is_match(&name), "{name}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn marker_seconds_drop_a_zero_fraction() {
         assert_eq!(seconds(2.0), "2");
         assert_eq!(seconds(1800.0), "1800");
         assert_eq!(seconds(0.5), "0.5");
     }
 
+    #[cfg(unix)]
     #[test]
     fn lines_split_across_reads_and_streams_are_kept_whole() {
         let dir = tempfile::tempdir().unwrap();
@@ -215,12 +225,9 @@ mod tests {
             text,
             "[HRR progress] elapsed_s=0.0 seq=3\n[HRR] Archive : 5 events\n[HRR] Threads : 1 captured\n[HRR] Fatal: x\nno newline at the end\n[hrr] replay exited with code 0\n"
         );
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
     }
 
     #[cfg(unix)]

@@ -19,6 +19,7 @@ pub mod gpu;
 mod interrupt;
 mod logfile;
 pub mod native;
+#[cfg(unix)]
 mod progress;
 mod target;
 
