@@ -4,60 +4,32 @@
 //! gets the same sync flags, progress, timeout and stop markers as a native
 //! replay, and the container is named so a timeout can `docker kill` it.
 
-#[cfg(not(windows))]
 use std::ffi::OsString;
-use std::path::Path;
-#[cfg(not(windows))]
-use std::path::PathBuf;
-#[cfg(not(windows))]
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-#[cfg(not(windows))]
-use anyhow::anyhow;
-use anyhow::bail;
+use anyhow::{anyhow, bail};
 
 use super::{Launch, ReplayRequest};
 use crate::context::Context;
 
 /// Where the capture root appears inside the container.
-#[cfg(not(windows))]
 const ARCH: &str = "/arch";
 /// The in-image player locations tried by the probe, in order.
-#[cfg(not(windows))]
 const IMAGE_PLAYERS: [&str; 2] = ["hrr-playback", "/opt/rocm/bin/hrr-playback"];
 /// Where `docker.mount_clr` puts the host player, CLR and ROCr libraries.
-#[cfg(not(windows))]
 const OVERLAY_PLAYER: &str = "/opt/hrr/bin/hrr-playback";
-#[cfg(not(windows))]
 const OVERLAY_CLR: &str = "/opt/hrr/lib";
-#[cfg(not(windows))]
 const OVERLAY_ROCR: &str = "/opt/hrr/rocr";
 /// The extra library dir upstream uses for `rocm/vllm:*` images.
-#[cfg(not(windows))]
 const VLLM_EXTRA_LD: &str = "/opt/python/lib/python3.13/site-packages/_rocm_sdk_core/lib";
 /// Bound on `docker info` / `sudo -n docker info`.
-#[cfg(not(windows))]
 const INFO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bound on the probe run (it may pull the image).
-#[cfg(not(windows))]
 const PROBE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The `docker run` command of a replay of `pid_dir` (under `capture_root`)
 /// on `gpu`, and the `docker kill` that stops it.
-#[cfg(windows)]
-pub fn launch(
-    _ctx: &Context,
-    _req: &ReplayRequest,
-    _capture_root: &Path,
-    _pid_dir: &Path,
-    _gpu: u32,
-) -> anyhow::Result<Launch> {
-    bail!("docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host")
-}
-
-/// The `docker run` command of a replay of `pid_dir` (under `capture_root`)
-/// on `gpu`, and the `docker kill` that stops it.
-#[cfg(not(windows))]
 pub fn launch(
     ctx: &Context,
     req: &ReplayRequest,
@@ -119,7 +91,6 @@ pub fn launch(
 /// --name … --device=/dev/kfd --device=/dev/dri -v … -e … <image> <command>`.
 /// `-t` gives the player a terminal inside the container, so its stdout is
 /// line-buffered there too and survives `abort()`.
-#[cfg(not(windows))]
 pub fn run_args(
     name: &str,
     mounts: &[OsString],
@@ -148,7 +119,6 @@ pub fn run_args(
 
 /// `-v` value `<host>:<container>:ro`; a host path with `:` or `,` cannot be
 /// expressed there and is refused.
-#[cfg(not(windows))]
 fn volume(host: &Path, container: &str) -> anyhow::Result<OsString> {
     let text = host.to_string_lossy();
     if text.contains([':', ',']) {
@@ -163,7 +133,6 @@ fn volume(host: &Path, container: &str) -> anyhow::Result<OsString> {
 }
 
 /// `a:b:c` of the present entries.
-#[cfg(not(windows))]
 fn join_ld(parts: &[Option<&str>]) -> String {
     parts
         .iter()
@@ -177,7 +146,6 @@ fn join_ld(parts: &[Option<&str>]) -> String {
 /// The docker client argv prefix: `docker`, or `sudo -n docker` per
 /// `docker.sudo` (`auto`: only when plain `docker info` fails and
 /// `sudo -n docker info` works).
-#[cfg(not(windows))]
 fn client(docker: &Path, sudo: Option<&toml::Value>) -> anyhow::Result<Vec<String>> {
     let plain = vec![docker.display().to_string()];
     let with_sudo = vec!["sudo".into(), "-n".into(), docker.display().to_string()];
@@ -201,7 +169,6 @@ fn client(docker: &Path, sudo: Option<&toml::Value>) -> anyhow::Result<Vec<Strin
 
 /// The image's own player, found by a throwaway run of each candidate with
 /// `--version` (argv only, no shell in the container).
-#[cfg(not(windows))]
 fn image_player(prefix: &[String], image: &str, ld: &str) -> anyhow::Result<String> {
     for candidate in IMAGE_PLAYERS {
         let mut argv = prefix.to_vec();
@@ -230,7 +197,6 @@ fn image_player(prefix: &[String], image: &str, ld: &str) -> anyhow::Result<Stri
 
 /// The read-only mounts and library path of `docker.mount_clr`: the host
 /// player, `<docker.clr_build>/hipamd/lib`, and `playback.rocr_lib` if set.
-#[cfg(not(windows))]
 fn overlay(
     ctx: &Context,
     req: &ReplayRequest,
@@ -268,7 +234,6 @@ fn overlay(
 
 /// `hrr-replay-<hrr pid>-<time in ms, hex>`: unique per run, so a timeout
 /// kills exactly this container.
-#[cfg(not(windows))]
 fn container_name() -> String {
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -276,7 +241,7 @@ fn container_name() -> String {
     format!("hrr-replay-{}-{millis:x}", std::process::id())
 }
 
-#[cfg(all(test, not(windows)))]
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -13,6 +13,7 @@
 
 #[cfg(unix)]
 mod capture;
+#[cfg(not(windows))]
 pub mod docker;
 pub mod gpu;
 #[cfg(unix)]
@@ -219,7 +220,10 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     let (gpu, how) = gpu::choose(ctx, req.gpu);
     let launch = match req.mode {
         ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
+        #[cfg(not(windows))]
         ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
+        #[cfg(windows)]
+        ReplayMode::Docker => bail!("docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host"),
     };
     let command = launch.display();
     ctx.ui.status(&format!(

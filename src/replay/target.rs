@@ -11,7 +11,9 @@ use anyhow::bail;
 pub struct Target {
     /// The absolute `pid-*` directory (holds `events.bin`).
     pub pid_dir: PathBuf,
-    /// Its parent: mounted at `/arch` for docker.
+    /// Its parent: mounted at `/arch` for docker (not on Windows, where
+    /// docker replay is refused).
+    #[cfg(not(windows))]
     pub capture_root: PathBuf,
     /// What nothing may be written into: the capture root when the parent is
     /// one (a `manifest.json` or a `.hrr` name), else the `pid-*` directory.
@@ -40,6 +42,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<Target> {
     };
     Ok(Target {
         pid_dir,
+        #[cfg(not(windows))]
         capture_root,
         archive,
     })
