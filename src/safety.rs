@@ -16,7 +16,7 @@ pub fn resolve(path: &Path) -> PathBuf {
     let mut rest = Vec::new();
     let mut cur = abs.as_path();
     loop {
-        if let Ok(real) = cur.canonicalize() {
+        if let Ok(real) = dunce::canonicalize(cur) {
             let mut out = real;
             for c in rest.iter().rev() {
                 match c {

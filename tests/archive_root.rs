@@ -63,12 +63,7 @@ fn complete_incomplete_and_killed_two_dead_pick_most_events() {
     assert!(r.path.ends_with("pid-300"));
     assert_eq!(
         r.root.as_deref(),
-        Some(
-            std::fs::canonicalize(root.path())
-                .unwrap()
-                .to_str()
-                .unwrap()
-        )
+        Some(dunce::canonicalize(root.path()).unwrap().to_str().unwrap())
     );
 }
 

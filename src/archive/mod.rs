@@ -158,7 +158,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<ArchiveRef> {
 }
 
 fn canonical_dir(path: &Path) -> anyhow::Result<PathBuf> {
-    let dir = fs::canonicalize(path)
+    let dir = dunce::canonicalize(path)
         .with_context(|| format!("cannot open archive {}", path.display()))?;
     if !dir.is_dir() {
         bail!(

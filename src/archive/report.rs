@@ -268,7 +268,12 @@ pub fn root_text(r: &RootListing) -> String {
     }
     if let Some(pid) = r.chosen {
         let _ = writeln!(o, "\nTriage would pick pid {pid}: {}.", r.reason);
-        let _ = writeln!(o, "Details: hrr archive info {}/pid-{pid}", clean(&r.path));
+        let process = std::path::Path::new(&r.path).join(format!("pid-{pid}"));
+        let _ = writeln!(
+            o,
+            "Details: hrr archive info {}",
+            clean(&process.display().to_string())
+        );
     }
     if !r.leftovers.is_empty() {
         let _ = writeln!(o, "\nLeftovers (no events.bin, never chosen):");

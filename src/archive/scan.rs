@@ -127,7 +127,7 @@ fn decode_share<C: Cutter>(cutter: &Mutex<C>, table: ApiTable) -> io::Result<Tal
 /// (except a mapped file that fails under `hrr` while it is decoded, see
 /// `mapped.rs`); `Err` means the path is not a process archive at all.
 pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
-    let dir = fs::canonicalize(process_dir)
+    let dir = dunce::canonicalize(process_dir)
         .with_context(|| format!("cannot open archive {}", process_dir.display()))?;
     let events_path = dir.join("events.bin");
     let meta = match fs::metadata(&events_path) {

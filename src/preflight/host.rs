@@ -185,7 +185,7 @@ pub fn hip_version_in(lib_dir: &Path) -> Option<(String, PathBuf)> {
             .cloned(),
     );
     for link in links {
-        let Ok(real) = std::fs::canonicalize(lib_dir.join(&link)) else {
+        let Ok(real) = dunce::canonicalize(lib_dir.join(&link)) else {
             continue;
         };
         let parsed = real

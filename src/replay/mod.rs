@@ -113,7 +113,9 @@ pub struct ReplayRequest {
 
 impl ReplayRequest {
     /// A request for `archive` from the `replay.*` keys of `config`. Mode
-    /// `auto` is docker when `docker.image` is set, else native.
+    /// `auto` is docker when `docker.image` is set, else native. On a host
+    /// where this build cannot replay in that mode it is an error here,
+    /// before any player or docker is looked for.
     pub fn from_config(config: &Config, archive: impl Into<PathBuf>) -> anyhow::Result<Self> {
         let mode = match config.str("replay.mode").unwrap_or("auto") {
             "docker" => ReplayMode::Docker,
@@ -125,6 +127,7 @@ impl ReplayRequest {
             Some(n) => GpuChoice::Ordinal(u32::try_from(n).context("replay.gpu is out of range")?),
             None => GpuChoice::Auto,
         };
+        ensure_supported(mode)?;
         Ok(ReplayRequest {
             archive: archive.into(),
             player: config.str("playback.path").map(PathBuf::from),
@@ -223,7 +226,7 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
         #[cfg(not(windows))]
         ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
         #[cfg(windows)]
-        ReplayMode::Docker => bail!("docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host"),
+        ReplayMode::Docker => bail!(DOCKER_ON_WINDOWS),
     };
     let command = launch.display();
     ctx.ui.status(&format!(
@@ -338,6 +341,25 @@ fn spawn_and_capture(
     })
 }
 
+/// Why a replay cannot run here: capture needs a pseudo-terminal and
+/// process groups, which this version has only on Unix.
+const CAPTURE_UNSUPPORTED: &str = "replay needs a Linux host in this version of hrr (pseudo-terminal capture and process groups); run `hrr triage --no-replay` here and replay on the GPU host";
+
+/// Why docker replay cannot run on Windows.
+const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host";
+
+/// Refuses a replay in `mode` where this build cannot run one, so that is
+/// the first error, not a missing player.
+fn ensure_supported(mode: ReplayMode) -> anyhow::Result<()> {
+    if cfg!(windows) && mode == ReplayMode::Docker {
+        bail!(DOCKER_ON_WINDOWS);
+    }
+    if cfg!(not(unix)) {
+        bail!(CAPTURE_UNSUPPORTED);
+    }
+    Ok(())
+}
+
 #[cfg(not(unix))]
 fn spawn_and_capture(
     _ctx: &Context,
@@ -345,5 +367,5 @@ fn spawn_and_capture(
     _log_path: &Path,
     _timeout: Option<Duration>,
 ) -> anyhow::Result<Ending> {
-    bail!("replay needs a Linux host in this version of hrr (pseudo-terminal capture and process groups); run `hrr triage --no-replay` here and replay on the GPU host")
+    bail!(CAPTURE_UNSUPPORTED)
 }

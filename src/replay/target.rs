@@ -23,7 +23,7 @@ pub struct Target {
 /// Resolves `path` to one process capture; an error says what was found
 /// and what to pass instead.
 pub fn resolve(path: &Path) -> anyhow::Result<Target> {
-    let abs = std::fs::canonicalize(path)
+    let abs = dunce::canonicalize(path)
         .map_err(|e| anyhow::anyhow!("cannot open the archive {}: {e}", path.display()))?;
     if !abs.is_dir() {
         bail!(

@@ -13,7 +13,7 @@ use tempfile::NamedTempFile;
 /// The archive directory the user named, resolved (symlinks in the
 /// argument itself are the user's choice and are followed).
 pub fn resolve_archive(arg: &Path) -> anyhow::Result<PathBuf> {
-    let path = fs::canonicalize(arg).with_context(|| format!("archive {}", arg.display()))?;
+    let path = dunce::canonicalize(arg).with_context(|| format!("archive {}", arg.display()))?;
     if !path.is_dir() {
         bail!(
             "archive {} is not a directory: give a pid-* directory or a capture root",
@@ -74,7 +74,7 @@ impl Target {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let dir = fs::canonicalize(parent)
+        let dir = dunce::canonicalize(parent)
             .with_context(|| format!("output directory {}", parent.display()))?;
         let path = dir.join(file_name);
         if path.starts_with(protected) {

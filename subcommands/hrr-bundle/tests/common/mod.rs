@@ -27,7 +27,7 @@ impl Fixture {
     /// The fixture root (already canonical on Linux temp dirs, resolved
     /// anyway so paths compare with what the tool prints).
     pub fn path(&self) -> PathBuf {
-        std::fs::canonicalize(self.dir.path()).unwrap()
+        dunce::canonicalize(self.dir.path()).unwrap()
     }
 
     /// The fake `hrr` binary.
