@@ -50,21 +50,36 @@ fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
     }
 }
 
-/// Plain markdown text: every character markdown could act on is
-/// backslash-escaped.
+/// Plain markdown text: every character markdown could act on here is
+/// backslash-escaped, and nothing else, so paths and symbol names read as
+/// written in the raw text too (a command in a next step can be copied).
 pub fn text(s: &str) -> String {
-    let clean = sanitize(s);
+    let clean: Vec<char> = sanitize(s).chars().collect();
     let mut out = String::with_capacity(clean.len() + 8);
-    for c in clean.chars() {
-        if matches!(
-            c,
-            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '#' | '!'
-        ) {
+    for (i, &c) in clean.iter().enumerate() {
+        let prev = i.checked_sub(1).map(|j| clean[j]);
+        if acts(c, prev, clean.get(i + 1).copied()) {
             out.push('\\');
         }
         out.push(c);
     }
     out
+}
+
+/// Whether `c`, between `prev` and `next`, could act as markdown. An `_`
+/// between two letters or digits can neither open nor close emphasis
+/// (CommonMark's flanking rules), and a `\` escapes only the ASCII
+/// punctuation after it (or what a renderer puts after the text), so those
+/// stay as they are.
+fn acts(c: char, prev: Option<char>, next: Option<char>) -> bool {
+    match c {
+        '_' => {
+            !(prev.is_some_and(char::is_alphanumeric) && next.is_some_and(char::is_alphanumeric))
+        }
+        '\\' => next.is_none_or(|n| n.is_ascii_punctuation()),
+        '`' | '*' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '#' | '!' => true,
+        _ => false,
+    }
 }
 
 /// An inline code span that holds `s` verbatim: the backtick fence is longer
@@ -113,6 +128,19 @@ mod tests {
         assert_eq!(text("<img src=x>"), "\\<img src=x\\>");
         assert_eq!(text("*_`[x](y)"), "\\*\\_\\`\\[x\\](y)");
         assert_eq!(text("line\n# heading"), "line \\# heading");
+    }
+
+    #[test]
+    fn names_and_paths_stay_as_written_where_markdown_cannot_act() {
+        assert_eq!(text("/data/my_cap.hrr/pid-4"), "/data/my_cap.hrr/pid-4");
+        assert_eq!(text("crash_oob"), "crash_oob");
+        assert_eq!(text(r"C:\caps\x.hrr"), r"C:\caps\x.hrr");
+        // Emphasis can open or close at a word edge, and a backslash before
+        // punctuation (or at the end, before what follows) is an escape.
+        assert_eq!(text("_a_ b__c"), r"\_a\_ b\_\_c");
+        assert_eq!(text(r"a\*b"), r"a\\\*b");
+        assert_eq!(text(r"dir\"), r"dir\\");
+        assert_eq!(text(r"\\x"), r"\\\x");
     }
 
     #[test]
