@@ -143,6 +143,31 @@ mod tests {
         assert_eq!(text(r"\\x"), r"\\\x");
     }
 
+    /// What a CommonMark reader makes of one line of markdown: its text,
+    /// or the first thing in it that is not plain text.
+    fn read_back(md: &str) -> Result<String, String> {
+        use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+        let mut out = String::new();
+        for event in Parser::new_ext(md, Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TABLES) {
+            match event {
+                Event::Start(Tag::Paragraph) | Event::End(TagEnd::Paragraph) => {}
+                Event::Text(t) => out.push_str(&t),
+                other => return Err(format!("{other:?} in {md:?}")),
+            }
+        }
+        Ok(out)
+    }
+
+    proptest::proptest! {
+        /// Escaped text between words reads back as exactly itself: no
+        /// emphasis, code, link, HTML or entity, whatever its characters.
+        #[test]
+        fn escaped_text_reads_back_as_itself(s in r"[ab1 _*\\`\[\]()<>!&#~|:/.;=-]{0,24}") {
+            let md = format!("x {} x", text(&s));
+            proptest::prop_assert_eq!(read_back(&md), Ok(format!("x {s} x")));
+        }
+    }
+
     #[test]
     fn code_spans_hold_backticks_and_pipes() {
         assert_eq!(code("k", false), "`k`");
