@@ -38,7 +38,7 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 use super::interrupt;
-use super::logfile::LineSink;
+use super::sink::LineSink;
 use super::Launch;
 
 /// Time between TERM and KILL when stopping the player's group.

@@ -22,6 +22,8 @@ mod logfile;
 pub mod native;
 #[cfg(unix)]
 mod progress;
+#[cfg(unix)]
+mod sink;
 mod target;
 
 use std::ffi::OsString;
@@ -302,9 +304,9 @@ fn spawn_and_capture(
     log_path: &Path,
     timeout: Option<Duration>,
 ) -> anyhow::Result<Ending> {
-    let file = logfile::create(log_path)?;
+    let file = sink::create(log_path)?;
     let progress = (ctx.ui.stderr_is_tty() && !ctx.ui.quiet()).then(progress::Display::new);
-    let mut sink = logfile::LineSink::new(file, ctx.ui.verbose() && !ctx.ui.quiet(), progress);
+    let mut sink = sink::LineSink::new(file, ctx.ui.verbose() && !ctx.ui.quiet(), progress);
     let stopped = match capture::run(launch, &mut sink, timeout) {
         Ok(s) => s,
         Err(e) => {
@@ -322,7 +324,7 @@ fn spawn_and_capture(
         let secs = timeout.map_or(0.0, |t| t.as_secs_f64());
         markers.push(format!(
             "[hrr] replay timed out after {}s",
-            logfile::seconds(secs)
+            sink::seconds(secs)
         ));
     } else if let Some(sig) = stopped.signal {
         markers.push(format!("[hrr] replay killed by signal {sig}"));

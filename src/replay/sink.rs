@@ -1,0 +1,193 @@
+//! Writing the replay log: its creation (0600, never through a symlink),
+//! the line sink that appends the player's output as it arrives, echoes it
+//! with `-v` and feeds the progress display, and the stop markers' seconds.
+//! The capture side of a replay, which only Unix hosts run in this version.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context as _;
+
+use super::progress;
+
+/// `secs` as the marker prints it: whole seconds without a fraction.
+pub fn seconds(secs: f64) -> String {
+    if secs.fract() == 0.0 {
+        format!("{secs:.0}")
+    } else {
+        format!("{secs}")
+    }
+}
+
+/// Creates (or truncates) the log with mode 0600, refusing a symlink.
+pub fn create(path: &Path) -> anyhow::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("cannot create the replay log {}", path.display()))?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot make {} private", path.display()))?;
+    Ok(file)
+}
+
+/// Receives the player's bytes and writes complete lines to the log.
+pub struct LineSink {
+    file: File,
+    partial: [Vec<u8>; 2],
+    echo: bool,
+    progress: Option<progress::Display>,
+}
+
+impl LineSink {
+    /// A sink writing to `file`; `echo` copies each line to stderr;
+    /// `progress` is the terminal display (never written to the log).
+    pub fn new(file: File, echo: bool, progress: Option<progress::Display>) -> LineSink {
+        LineSink {
+            file,
+            partial: [Vec::new(), Vec::new()],
+            echo,
+            progress,
+        }
+    }
+
+    /// Appends the complete lines in `bytes` from `stream` (0 = stdout,
+    /// 1 = stderr) and keeps its unfinished last line for the next call, so
+    /// lines of the two streams never mix.
+    pub fn feed(&mut self, stream: usize, bytes: &[u8]) -> std::io::Result<()> {
+        let Some(last) = memchr::memrchr(b'\n', bytes) else {
+            self.partial[stream].extend_from_slice(bytes);
+            return Ok(());
+        };
+        let (complete, rest) = bytes.split_at(last + 1);
+        if self.partial[stream].is_empty() {
+            self.emit(complete)?;
+        } else {
+            let first = memchr::memchr(b'\n', complete).map_or(complete.len(), |i| i + 1);
+            let mut joined = std::mem::take(&mut self.partial[stream]);
+            joined.extend_from_slice(&complete[..first]);
+            self.emit(&joined)?;
+            self.emit(&complete[first..])?;
+        }
+        self.partial[stream].extend_from_slice(rest);
+        Ok(())
+    }
+
+    /// Writes `data` (whole lines) to the log. Lines lose a trailing `\r`
+    /// (a terminal's line ending, e.g. from `docker run -t`).
+    fn emit(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let plain = !self.echo && self.progress.is_none();
+        if plain && memchr::memchr(b'\r', data).is_none() {
+            return self.file.write_all(data);
+        }
+        let mut out = Vec::with_capacity(data.len());
+        for line in data.split_inclusive(|b| *b == b'\n') {
+            let line = line.strip_suffix(b"\n").unwrap_or(line);
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            self.observe(line);
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+        self.file.write_all(&out)
+    }
+
+    fn observe(&mut self, line: &[u8]) {
+        if let Some(display) = &self.progress {
+            if line.starts_with(progress::PREFIX.as_bytes()) {
+                if let Some(p) = progress::parse(&String::from_utf8_lossy(line)) {
+                    display.update(&p);
+                }
+            }
+        }
+        if self.echo {
+            let text = crate::ui::inert(&String::from_utf8_lossy(line));
+            match &self.progress {
+                Some(display) => display.println(&text),
+                None => {
+                    let _ = writeln!(std::io::stderr().lock(), "{text}");
+                }
+            }
+        }
+    }
+
+    /// Writes a last unfinished line, then `markers`, and syncs the file.
+    pub fn finish(mut self, markers: &[String]) -> std::io::Result<()> {
+        if let Some(display) = self.progress.take() {
+            display.clear();
+        }
+        for stream in 0..2 {
+            if !self.partial[stream].is_empty() {
+                let mut last = std::mem::take(&mut self.partial[stream]);
+                last.push(b'\n');
+                self.emit(&last)?;
+            }
+        }
+        for m in markers {
+            writeln!(self.file, "{m}")?;
+        }
+        self.file.sync_all()
+    }
+
+    /// Drops the display without writing anything more (the replay never
+    /// started).
+    pub fn abandon(&mut self) {
+        if let Some(display) = self.progress.take() {
+            display.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marker_seconds_drop_a_zero_fraction() {
+        assert_eq!(seconds(2.0), "2");
+        assert_eq!(seconds(1800.0), "1800");
+        assert_eq!(seconds(0.5), "0.5");
+    }
+
+    #[test]
+    fn lines_split_across_reads_and_streams_are_kept_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.log");
+        let mut sink = LineSink::new(create(&path).unwrap(), false, None);
+        sink.feed(0, b"[HRR] Arch").unwrap();
+        sink.feed(1, b"[HRR progress] elapsed_s=0.0 seq=3\n[HRR] Fat")
+            .unwrap();
+        sink.feed(0, b"ive : 5 events\r\n[HRR] Thr").unwrap();
+        sink.feed(0, b"eads : 1 captured\nno newline at the end")
+            .unwrap();
+        sink.feed(1, b"al: x\n").unwrap();
+        sink.finish(&["[hrr] replay exited with code 0".into()])
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            "[HRR progress] elapsed_s=0.0 seq=3\n[HRR] Archive : 5 events\n[HRR] Threads : 1 captured\n[HRR] Fatal: x\nno newline at the end\n[hrr] replay exited with code 0\n"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_symlinked_log_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        std::fs::write(&real, "keep").unwrap();
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(create(&link).is_err());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "keep");
+    }
+}
