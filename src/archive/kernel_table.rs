@@ -60,7 +60,7 @@ pub(super) struct KernelTable {
 /// last eight bytes (mangled names share long prefixes, so the later
 /// samples carry most of the difference). Shorter names are read whole.
 #[inline]
-fn fingerprint(name: &[u8]) -> u64 {
+pub(super) fn fingerprint(name: &[u8]) -> u64 {
     let n = name.len();
     let word = |at: usize| {
         name.get(at..at + 8)
@@ -102,8 +102,10 @@ impl KernelTable {
         self.entries.iter()
     }
 
-    /// Adds `launches` of kernel `name`, whose code object `code_object`
-    /// came from the launch at file offset `co_offset` (u64::MAX: none).
+    /// Adds `launches` of kernel `name` (whose [`fingerprint`] is `fp`: a
+    /// launch's is computed once for every cache keyed by it), whose code
+    /// object `code_object` came from the launch at file offset `co_offset`
+    /// (u64::MAX: none).
     /// True when `code_object` differs from the one of the kernel's
     /// previous launch (or the kernel is new or untracked): only then can it
     /// be a code object the caller has not referenced yet.
@@ -111,11 +113,12 @@ impl KernelTable {
     pub(super) fn add(
         &mut self,
         name: &[u8],
+        fp: u64,
         launches: u64,
         code_object: BlobHash,
         co_offset: u64,
     ) -> bool {
-        let fp = fingerprint(name);
+        debug_assert_eq!(fp, fingerprint(name));
         let slot = (fp >> 54) as usize % CACHE_SLOTS;
         let cached = self.cache[slot];
         let entry = match self.entries.get(cached.entry as usize) {
@@ -182,7 +185,8 @@ impl KernelTable {
     pub(super) fn merge(&mut self, other: KernelTable) {
         self.untracked += other.untracked;
         for k in other.entries {
-            self.add(&k.name, k.launches, k.code_object, k.co_offset);
+            let fp = fingerprint(&k.name);
+            self.add(&k.name, fp, k.launches, k.code_object, k.co_offset);
         }
     }
 }
@@ -200,8 +204,8 @@ mod tests {
         assert_eq!(fingerprint(&a), fingerprint(&b));
         let mut t = KernelTable::new();
         for _ in 0..3 {
-            t.add(&a, 1, BlobHash::default(), u64::MAX);
-            t.add(&b, 2, BlobHash::default(), u64::MAX);
+            t.add(&a, fingerprint(&a), 1, BlobHash::default(), u64::MAX);
+            t.add(&b, fingerprint(&b), 2, BlobHash::default(), u64::MAX);
         }
         let counts: Vec<(&[u8], u64)> = t.iter().map(|k| (&*k.name, k.launches)).collect();
         assert_eq!(counts, vec![(&a[..], 3), (&b[..], 6)]);
@@ -211,7 +215,7 @@ mod tests {
     fn short_and_empty_names_count_separately() {
         let mut t = KernelTable::new();
         for name in [&b""[..], b"k", b"k\0", b"k", b""] {
-            t.add(name, 1, BlobHash::default(), u64::MAX);
+            t.add(name, fingerprint(name), 1, BlobHash::default(), u64::MAX);
         }
         let counts: Vec<u64> = t.iter().map(|k| k.launches).collect();
         assert_eq!(counts, vec![2, 2, 1]);
@@ -223,7 +227,7 @@ mod tests {
         let mut t = KernelTable::new();
         let seen: Vec<bool> = [(b"a", 1), (b"a", 1), (b"b", 1), (b"a", 2), (b"a", 1)]
             .iter()
-            .map(|(name, c)| t.add(&name[..], 1, co(*c), 0))
+            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0))
             .collect();
         assert_eq!(seen, vec![true, false, true, true, true]);
     }
@@ -232,10 +236,10 @@ mod tests {
     fn the_earliest_code_object_wins_across_merges() {
         let co = |n| BlobHash::new(n, n);
         let mut a = KernelTable::new();
-        a.add(b"k", 1, co(2), 200);
+        a.add(b"k", fingerprint(b"k"), 1, co(2), 200);
         let mut b = KernelTable::new();
-        b.add(b"k", 1, BlobHash::default(), u64::MAX);
-        b.add(b"k", 1, co(1), 100);
+        b.add(b"k", fingerprint(b"k"), 1, BlobHash::default(), u64::MAX);
+        b.add(b"k", fingerprint(b"k"), 1, co(1), 100);
         a.merge(b);
         let k = a.iter().next().unwrap();
         assert_eq!((k.launches, k.code_object), (3, co(1)));
@@ -245,9 +249,15 @@ mod tests {
     fn names_past_the_cap_are_counted_as_untracked() {
         let mut t = KernelTable::new();
         for i in 0..MAX_KERNELS + 5 {
-            t.add(format!("k{i}").as_bytes(), 1, BlobHash::default(), u64::MAX);
+            t.add(
+                format!("k{i}").as_bytes(),
+                fingerprint(format!("k{i}").as_bytes()),
+                1,
+                BlobHash::default(),
+                u64::MAX,
+            );
         }
-        t.add(b"k0", 1, BlobHash::default(), u64::MAX);
+        t.add(b"k0", fingerprint(b"k0"), 1, BlobHash::default(), u64::MAX);
         assert_eq!(t.iter().count(), MAX_KERNELS);
         assert_eq!(t.untracked, 5);
         assert_eq!(t.iter().next().unwrap().launches, 2);

@@ -11,8 +11,10 @@
 use std::fmt;
 
 use super::apis::id;
+use super::arg_shapes::ArgShapes;
 use super::blobs::BlobHash;
 use super::events::{le_u16, le_u32, le_u64, EVENT_HEADER_LEN};
+use super::kernel_table::fingerprint;
 
 /// A payload field that does not fit in its record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -375,11 +377,45 @@ impl FixedPart {
 
 impl<'a> Launch<'a> {
     /// Parses the launch payload of a whole record (header included).
-    /// Always inlined: the archive summary calls it for most events and
-    /// uses three of its fields, and as a call the whole struct went back
-    /// through memory (a visible stall in profiles).
-    #[inline(always)]
     pub fn parse(record: &'a [u8]) -> Result<Launch<'a>, PayloadError> {
+        Launch::parse_walking(record, |c, _, count| skip_args(c, count))
+    }
+
+    /// [`Launch::parse`] for a pass over many launches, with the
+    /// [`fingerprint`] of the kernel name: the argument entries are checked
+    /// against the layout `shapes` keeps for the kernel and walked only when
+    /// it does not match (then its layout is kept). Same launch as
+    /// [`Launch::parse`] whatever `shapes` holds.
+    #[inline(always)]
+    pub(super) fn parse_shaped(
+        record: &'a [u8],
+        shapes: &mut ArgShapes,
+    ) -> Result<(Launch<'a>, u64), PayloadError> {
+        let mut fp = 0;
+        let launch = Launch::parse_walking(record, |c, name, count| {
+            fp = fingerprint(name);
+            if let Some(end) = shapes.end(fp, c.b, c.pos, count) {
+                let args = &c.b[c.pos..end];
+                c.pos = end;
+                return Ok(args);
+            }
+            let args = skip_args(c, count)?;
+            shapes.keep(fp, args, count);
+            Ok(args)
+        })?;
+        Ok((launch, fp))
+    }
+
+    /// The launch payload of `record`, its argument entries skipped by
+    /// `walk(cursor, kernel name, entry count)`. Always inlined: the archive
+    /// summary calls it for most events and uses three of its fields, and as
+    /// a call the whole struct went back through memory (a visible stall in
+    /// profiles).
+    #[inline(always)]
+    fn parse_walking(
+        record: &'a [u8],
+        walk: impl FnOnce(&mut Cursor<'a>, &'a [u8], u16) -> Result<&'a [u8], PayloadError>,
+    ) -> Result<Launch<'a>, PayloadError> {
         let mut c = Cursor::new(record, EVENT_HEADER_LEN);
         let stream = c.u64("stream")?;
         let name_len = c.u16("name_len")?;
@@ -392,7 +428,7 @@ impl<'a> Launch<'a> {
             num_args,
             num_snapshots,
         } = FixedPart::read(&mut c)?;
-        let args = skip_args(&mut c, num_args)?;
+        let args = walk(&mut c, name, num_args)?;
         // Attribute tail: written by every current capture, absent in older
         // ones (readers that stop after the arguments ignore it).
         let (attr_count, attr_stride) = if c.remaining() == 0 && num_snapshots == 0 {

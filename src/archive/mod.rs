@@ -8,6 +8,7 @@
 //! events for `archive events`. Nothing here ever writes into an archive.
 
 pub mod apis;
+mod arg_shapes;
 pub mod blobs;
 mod chunks;
 pub mod decode;

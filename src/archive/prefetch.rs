@@ -29,3 +29,20 @@ pub(super) fn prefetch(buf: &[u8], start: usize, end: usize) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = (buf, start, end);
 }
+
+/// Asks for the `N` cache lines from `buf[start]` on: in `N` hints with no
+/// loop when they all lie inside `buf` (the common case of a record well
+/// inside a window), as [`prefetch`] otherwise.
+#[inline(always)]
+pub(super) fn prefetch_lines<const N: usize>(buf: &[u8], start: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if start < buf.len() && buf.len() - start >= N * LINE {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        for i in 0..N {
+            // SAFETY: as in `prefetch`; `start + i * LINE < buf.len()`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(buf.as_ptr().add(start + i * LINE).cast()) };
+        }
+        return;
+    }
+    prefetch(buf, start, start.saturating_add(N * LINE));
+}

@@ -9,13 +9,14 @@
 use rustc_hash::FxHashSet;
 
 use super::apis::{ApiTable, V7_COUNT};
+use super::arg_shapes::ArgShapes;
 use super::blobs::BlobHash;
 use super::chunks::Records;
 use super::events::{le_u16, le_u64, EVENT_HEADER_LEN};
 use super::fixed::{copy, decode, summary_need, Payload, SummaryNeed};
 use super::kernel_table::KernelTable;
 use super::launch::{Launch, PayloadError};
-use super::prefetch::prefetch;
+use super::prefetch::prefetch_lines;
 use super::summary::Problem;
 
 /// Distinct thread ids tracked.
@@ -26,10 +27,10 @@ pub(super) const MAX_REFS: usize = 1 << 19;
 pub(super) const MAX_DETAILED_MALFORMED: usize = 10;
 
 /// How many records ahead of the one being decoded the first
-/// [`PREFETCH_BYTES`] of a record are asked for.
+/// [`PREFETCH_LINES`] of a record are asked for.
 const PREFETCH_RECORDS: usize = 4;
-/// Bytes of a record asked for ahead (a launch with its arguments).
-const PREFETCH_BYTES: usize = 256;
+/// Cache lines of a record asked for ahead (a launch with its arguments).
+const PREFETCH_LINES: usize = 4;
 
 /// A tiny most-recently-admitted cache in front of a hash set: values that
 /// repeat within the last few events skip hashing entirely.
@@ -71,6 +72,8 @@ pub(super) struct Tally {
     pub(super) first_ts: u64,
     pub(super) last_ts: u64,
     pub(super) kernels: KernelTable,
+    /// Argument layouts of recent launches, so most are not walked.
+    shapes: ArgShapes,
     pub(super) blob_refs: FxHashSet<BlobHash>,
     pub(super) co_refs: FxHashSet<BlobHash>,
     pub(super) refs_capped: bool,
@@ -98,6 +101,7 @@ impl Tally {
             first_ts: u64::MAX,
             last_ts: 0,
             kernels: KernelTable::new(),
+            shapes: ArgShapes::default(),
             blob_refs: FxHashSet::default(),
             co_refs: FxHashSet::default(),
             refs_capped: false,
@@ -125,15 +129,15 @@ impl Tally {
         }
     }
 
-    /// Counts a launch of kernel `name` at file offset `offset` and the code
-    /// object it names.
-    fn kernel(&mut self, name: &[u8], code_object: BlobHash, offset: u64) {
+    /// Counts a launch of kernel `name` (name fingerprint `fp`) at file
+    /// offset `offset` and the code object it names.
+    fn kernel(&mut self, name: &[u8], fp: u64, code_object: BlobHash, offset: u64) {
         let co_offset = if code_object.is_zero() {
             u64::MAX
         } else {
             offset
         };
-        if self.kernels.add(name, 1, code_object, co_offset) {
+        if self.kernels.add(name, fp, 1, code_object, co_offset) {
             self.reference(false, code_object);
         }
     }
@@ -144,7 +148,7 @@ impl Tally {
         for (i, (record, offset)) in c.iter().enumerate() {
             if let Some(&ahead) = c.starts.get(i + PREFETCH_RECORDS) {
                 let ahead = ahead as usize;
-                prefetch(c.buf, ahead, ahead + PREFETCH_BYTES);
+                prefetch_lines::<PREFETCH_LINES>(c.buf, ahead);
             }
             let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
                 continue;
@@ -213,9 +217,9 @@ impl Tally {
         match self.needs.get(usize::from(api)) {
             Some(SummaryNeed::Launch) => {
                 self.kernel_launches += 1;
-                match Launch::parse(bytes) {
-                    Ok(l) => {
-                        self.kernel(l.name, l.code_object, offset);
+                match Launch::parse_shaped(bytes, &mut self.shapes) {
+                    Ok((l, fp)) => {
+                        self.kernel(l.name, fp, l.code_object, offset);
                         for s in l.snapshots() {
                             self.reference(true, s.blob);
                         }
