@@ -1,17 +1,18 @@
 //! Argument layouts of recently seen launches, checked in place of the
 //! argument walk.
 //!
-//! Where a launch's argument entries end is only known by walking them: each
-//! entry's size says where the next one starts, so every step waits for a
-//! load of the previous one, and the walk's length changes from kernel to
-//! kernel (a fifth of `archive info`'s CPU time on a launch-heavy archive).
-//! But a kernel's arguments have the same kinds and sizes at every launch,
-//! so the header bytes of the last walk of a kernel (kind and size of each
-//! entry, and the pointer count of a kind-3 entry) can be checked at their
-//! known offsets, in groups of a fixed size. When every one matches, the
-//! walk would visit exactly the same offsets and end where the last one
-//! did; when any differs, the launch is walked as before and its layout
-//! kept instead.
+//! Where a launch's argument entries end is only known by walking them, as
+//! each entry's size says where the next one starts. That walk was a fifth
+//! of `archive info`'s CPU time on a launch-heavy archive (one core took
+//! 0.29 s instead of 0.36 s on the 1 GiB benchmark file without it). But a
+//! kernel's arguments have the same kinds and sizes at every launch, so the
+//! header bytes of the last walk of a kernel (kind and size of each entry,
+//! and the pointer count of a kind-3 entry) can be checked at their known
+//! offsets instead: in groups of a fixed size, no load waiting for another,
+//! in fewer instructions than the walk. When every one matches, the walk
+//! would visit exactly the same offsets and end where the last one did;
+//! when any differs, the launch is walked as before and its layout kept
+//! instead.
 //!
 //! A layout is found by a fingerprint of the kernel name, but it is never
 //! trusted for the name: a layout that matches the bytes gives the walk's
