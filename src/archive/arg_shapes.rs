@@ -27,6 +27,10 @@ const GROUP: usize = 8;
 /// Header checks per layout at most (entries, plus one per kind-3 entry);
 /// launches with more are always walked.
 const MAX_CHECKS: usize = 2 * GROUP;
+/// `span` of a layout whose launches are always walked (more entries than
+/// a layout checks): no record holds that many bytes past its entries'
+/// start, so such a layout never matches.
+const WIDE: u32 = u32::MAX;
 /// Mask of a check on an entry's kind and size (the last three bytes of the
 /// four loaded).
 const HEADER_MASK: u32 = 0xFFFF_FF00;
@@ -95,13 +99,17 @@ impl Layout {
     }
 
     /// The layout of `count` entries already walked: `args` holds exactly
-    /// them. `EMPTY` when they need more checks than a layout holds (or do
-    /// not hold `count` entries after all).
+    /// them. A [`WIDE`] one when they need more checks than a layout holds
+    /// (or do not hold `count` entries after all).
     fn of(args: &[u8], count: u16) -> Layout {
-        Layout::checked(args, count).unwrap_or(Layout::EMPTY)
+        Layout::checked(args, count).unwrap_or(Layout {
+            count: u32::from(count),
+            span: WIDE,
+            ..Layout::EMPTY
+        })
     }
 
-    /// [`Layout::of`], `None` where it is `EMPTY`.
+    /// [`Layout::of`], `None` where it is [`WIDE`].
     fn checked(args: &[u8], count: u16) -> Option<Layout> {
         let mut l = Layout {
             count: u32::from(count),
@@ -173,11 +181,16 @@ impl ArgShapes {
     }
 
     /// Keeps the layout of `count` walked entries `args` of the kernel
-    /// whose name has fingerprint `fp`.
+    /// whose name has fingerprint `fp`, unless the slot already says that
+    /// launches of `count` entries there are too wide for a layout (such a
+    /// kernel is walked at every launch, and would otherwise pay for a
+    /// layout it cannot keep each time).
     #[cold]
     pub(super) fn keep(&mut self, fp: u64, args: &[u8], count: u16) {
         if let Some(slot) = self.slots.get_mut(Self::slot(fp, count)) {
-            *slot = Layout::of(args, count);
+            if slot.span != WIDE || slot.count != u32::from(count) {
+                *slot = Layout::of(args, count);
+            }
         }
     }
 }
@@ -303,10 +316,12 @@ mod tests {
         let (r, start) = launch(b"wide", &many);
         let mut shapes = ArgShapes::default();
         let fp = fingerprint(b"wide");
+        let slot = ArgShapes::slot(fp, many.len() as u16);
         for _ in 0..3 {
             let (l, got) = Launch::parse_shaped(&r, &mut shapes).unwrap();
             assert_eq!((l.num_args, got), (many.len() as u16, fp));
             assert_eq!(shapes.end(fp, &r, start, many.len() as u16), None);
+            assert_eq!(shapes.slots[slot].span, WIDE);
         }
         // One fewer fits, and is then answered without a walk.
         let (r, start) = launch(b"wide", &many[1..]);
