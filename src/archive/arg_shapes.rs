@@ -44,9 +44,7 @@ struct Layout {
     count: u32,
     /// Bytes the entries span.
     span: u32,
-    /// Groups of checks in use.
-    groups: u8,
-    /// Checks in use.
+    /// Checks in use; the last group is padded with unused ones.
     checks: u8,
     /// Per check, the offset from the first entry where its four loaded
     /// bytes end (the checked bytes end the load, so it never reads past
@@ -63,7 +61,6 @@ impl Layout {
     const EMPTY: Layout = Layout {
         count: u32::MAX,
         span: 0,
-        groups: 0,
         checks: 0,
         end: [0; MAX_CHECKS],
         want: [0; MAX_CHECKS],
@@ -81,7 +78,7 @@ impl Layout {
         }
         let base = record.get(start - 4..start.checked_add(span)?)?.as_ptr();
         let mut diff = 0;
-        for g in 0..usize::from(self.groups) {
+        for g in 0..usize::from(self.checks).div_ceil(GROUP) {
             for j in g * GROUP..(g + 1) * GROUP {
                 // SAFETY: `end[j] <= span` (see `checked`; unused checks
                 // are 0), so the four bytes ending `end[j]` past `start`
@@ -133,7 +130,6 @@ impl Layout {
                 pos += 2 + 2 * usize::from(n);
             }
         }
-        l.groups = l.checks.div_ceil(GROUP as u8);
         (pos == args.len()).then_some(l)
     }
 
@@ -201,35 +197,31 @@ mod tests {
     use crate::archive::chunks::testing::xorshift;
     use crate::archive::kernel_table::fingerprint;
     use crate::archive::launch::Launch;
+    use hrr_testkit::events;
 
     /// One argument entry: kind, value bytes, embedded pointer count.
     type Entry = (u8, u16, u16);
 
-    /// A launch record (§10.1) of kernel `name` with argument `entries` and
-    /// an empty attribute tail; also where its entries start.
+    /// A launch record (§10.1, by the test-support writer) of kernel `name`
+    /// with argument `entries` and an empty attribute tail; also where its
+    /// entries start.
     fn launch(name: &[u8], entries: &[Entry]) -> (Vec<u8>, usize) {
-        let mut r = vec![0u8; 32];
-        r[0..2].copy_from_slice(&308u16.to_le_bytes());
-        r.extend(0x5000u64.to_le_bytes());
-        r.extend((name.len() as u16).to_le_bytes());
-        r.extend(name);
-        r.extend([0x11; 16 + 12 + 12 + 4]);
-        r.extend((entries.len() as u16).to_le_bytes());
-        r.extend(0u16.to_le_bytes());
-        let start = r.len();
-        for &(kind, size, n_ptrs) in entries {
-            r.push(kind);
-            r.extend(size.to_le_bytes());
-            r.extend(std::iter::repeat_n(kind ^ 0x5A, usize::from(size)));
-            if kind == 3 {
-                r.extend(n_ptrs.to_le_bytes());
-                r.extend(std::iter::repeat_n(0x08, 2 * usize::from(n_ptrs)));
-            }
-        }
-        r.extend([0u8; 8]);
-        let len = r.len() as u32;
-        r[26..30].copy_from_slice(&len.to_le_bytes());
-        (r, start)
+        let mut l = events::Launch::new("", [1, 1, 1], [64, 1, 1]);
+        l.name = name.to_vec();
+        l.args = entries
+            .iter()
+            .map(|&(kind, size, n_ptrs)| {
+                let bytes = vec![kind ^ 0x5A; usize::from(size)];
+                match kind {
+                    3 => events::Arg::Embedded(bytes, vec![0; usize::from(n_ptrs)]),
+                    _ => events::Arg::Raw(kind, bytes),
+                }
+            })
+            .collect();
+        let mut f = events::EventsFile::v7();
+        f.record(308, &l.encode());
+        // Header, stream, name length, name, then 48 fixed bytes (§10.1).
+        (f.bytes()[8..].to_vec(), 32 + 8 + 2 + name.len() + 48)
     }
 
     /// What a caller sees of a parse: the name, argument bytes and tail, or

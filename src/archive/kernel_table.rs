@@ -249,13 +249,9 @@ mod tests {
     fn names_past_the_cap_are_counted_as_untracked() {
         let mut t = KernelTable::new();
         for i in 0..MAX_KERNELS + 5 {
-            t.add(
-                format!("k{i}").as_bytes(),
-                fingerprint(format!("k{i}").as_bytes()),
-                1,
-                BlobHash::default(),
-                u64::MAX,
-            );
+            let name = format!("k{i}");
+            let name = name.as_bytes();
+            t.add(name, fingerprint(name), 1, BlobHash::default(), u64::MAX);
         }
         t.add(b"k0", fingerprint(b"k0"), 1, BlobHash::default(), u64::MAX);
         assert_eq!(t.iter().count(), MAX_KERNELS);
