@@ -44,6 +44,12 @@ pub(super) trait Cutter: Send {
     fn next(&mut self, piece: &mut Self::Piece) -> io::Result<bool>;
     /// The framing outcome: torn tail, trailer, records after it.
     fn framing(&self) -> &Framing;
+    /// The length the pass began with and the length the file was found
+    /// at, when it turned out shorter (cut by another program while it
+    /// was read).
+    fn cut_short(&self) -> Option<(u64, u64)> {
+        None
+    }
 }
 
 /// How far ahead of the record being walked the framing walk asks for the

@@ -14,16 +14,22 @@
 //!
 //! Only files on local disk file systems of Linux are mapped
 //! ([`worth_mapping`]): where a page cannot be read (a network or FUSE file
-//! system failing, a file cut shorter by another program), a mapped reader
-//! is killed by a signal where a reading one gets an error it can report.
+//! system failing), a mapped reader is killed by a signal where a reading
+//! one gets an error it can report. A file cut shorter by another program
+//! while it is mapped is survived (`page_guard.rs`): the pass ends and
+//! [`Cutter::cut_short`] reports the length found.
 
 use std::fs::File;
 use std::io;
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use memmap2::{Mmap, MmapOptions};
 
 use super::chunks::{Cutter, Framing, Piece, Records};
 use super::events::{le_u32, EVENT_HEADER_LEN, MAX_RECORD_BYTES};
+use super::page_guard::{self, Registration};
 
 /// Where windows start and how much each maps.
 #[derive(Debug, Clone, Copy)]
@@ -44,10 +50,26 @@ impl Geometry {
     };
 }
 
+/// A mapped range of the file, registered with the page guard while it is
+/// mapped. The map is declared first so it is unmapped before the
+/// registration lets go of its address range.
+struct GuardedMap {
+    map: Mmap,
+    _registration: Registration,
+}
+
+impl Deref for GuardedMap {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.map
+    }
+}
+
 /// One decoder's mapped window and where its event records start.
 #[derive(Default)]
 pub(super) struct Window {
-    map: Option<Mmap>,
+    map: Option<GuardedMap>,
     offset: u64,
     starts: Vec<u32>,
 }
@@ -75,6 +97,10 @@ pub(super) struct MappedChunks {
     /// File offset of the next record to walk.
     pos: u64,
     framing: Framing,
+    /// Raised when the file turned out shorter than `len` while it was
+    /// read: found before mapping a window, or by a page of a window
+    /// replaced after a SIGBUS.
+    cut: Arc<AtomicBool>,
 }
 
 impl MappedChunks {
@@ -94,6 +120,7 @@ impl MappedChunks {
             len,
             pos: start.min(len),
             framing: Framing::new(len.saturating_sub(start)),
+            cut: Arc::new(AtomicBool::new(false)),
         };
         if len > start && cutter.map(0, len.min(geometry.align)).is_err() {
             return Err(cutter.file);
@@ -102,15 +129,13 @@ impl MappedChunks {
     }
 
     /// Maps `[from, to)` of the file, after checking the file still holds
-    /// it: a file already cut shorter (copied over in place, say) is an
-    /// error here rather than a fault on a page past its new end.
-    fn map(&self, from: u64, to: u64) -> io::Result<Mmap> {
-        let now = self.file.metadata()?.len();
-        if now < to {
-            return Err(io::Error::other(format!(
-                "events.bin shrank from {} to {now} bytes while it was read; read it again once nothing writes to it",
-                self.len
-            )));
+    /// it: `None`, with the cut noted, when it was already cut shorter
+    /// (copied over in place, say), rather than a fault on a page past its
+    /// new end.
+    fn map(&self, from: u64, to: u64) -> io::Result<Option<GuardedMap>> {
+        if self.file.metadata()?.len() < to {
+            self.cut.store(true, Ordering::Release);
+            return Ok(None);
         }
         let len = usize::try_from(to - from)
             .map_err(|_| io::Error::other("window larger than the address space"))?;
@@ -118,20 +143,25 @@ impl MappedChunks {
         // the file held the whole window a moment ago, and only files on
         // local disk file systems are mapped. Two hazards remain, both
         // outside `hrr`: a page that cannot be read (the file cut shorter
-        // by another program while the window is decoded, or a disk error)
-        // faults (SIGBUS on Unix); and bytes rewritten in place by another
+        // by another program while the window is decoded) faults with
+        // SIGBUS, which the page guard registered below turns into a page
+        // of zeros and a cut noted; and bytes rewritten in place by another
         // program change under the slice, which only changes what is
         // decoded, since every length read from it is bounds-checked.
         // Capture writers only ever append.
-        unsafe { MmapOptions::new().offset(from).len(len).map(&self.file) }
+        let map = unsafe { MmapOptions::new().offset(from).len(len).map(&self.file) }?;
+        let registration = page_guard::register(map.as_ptr(), map.len(), &self.cut)?;
+        Ok(Some(GuardedMap {
+            map,
+            _registration: registration,
+        }))
     }
 }
 
 /// Whether `file` is on a local disk file system (Linux ext2/3/4, XFS,
 /// Btrfs, tmpfs, overlayfs), the only files `archive info` maps. Elsewhere
-/// (network and FUSE file systems, other platforms) a failed page read
-/// would kill `hrr` rather than be reported, so those are read.
-#[cfg(target_os = "linux")]
+/// (network and FUSE file systems) a failed page read would kill `hrr`
+/// rather than be reported, so those are read.
 pub(super) fn worth_mapping(file: &File) -> bool {
     use nix::sys::statfs::{
         fstatfs, BTRFS_SUPER_MAGIC, EXT4_SUPER_MAGIC, OVERLAYFS_SUPER_MAGIC, TMPFS_MAGIC,
@@ -147,12 +177,6 @@ pub(super) fn worth_mapping(file: &File) -> bool {
     fstatfs(file).is_ok_and(|s| local.contains(&s.filesystem_type()))
 }
 
-/// Whether `file` is mapped: never outside Linux (see the Linux version).
-#[cfg(not(target_os = "linux"))]
-pub(super) fn worth_mapping(_file: &File) -> bool {
-    false
-}
-
 impl Cutter for MappedChunks {
     type Piece = Window;
 
@@ -163,7 +187,9 @@ impl Cutter for MappedChunks {
             let skip = (self.pos - from) as usize;
             let mut to = self.len.min(from + self.geometry.window);
             let map = loop {
-                let map = self.map(from, to)?;
+                let Some(map) = self.map(from, to)? else {
+                    return Ok(false);
+                };
                 // A first record running past the window is mapped whole
                 // (the framing refuses one above the record cap).
                 let announced = map
@@ -195,6 +221,14 @@ impl Cutter for MappedChunks {
 
     fn framing(&self) -> &Framing {
         &self.framing
+    }
+
+    fn cut_short(&self) -> Option<(u64, u64)> {
+        if !self.cut.load(Ordering::Acquire) {
+            return None;
+        }
+        let now = self.file.metadata().map_or(0, |m| m.len());
+        Some((self.len, now.min(self.len)))
     }
 }
 
@@ -355,29 +389,45 @@ mod tests {
     }
 
     #[test]
-    fn a_file_cut_shorter_than_the_pass_began_with_is_an_error() {
+    fn a_file_cut_shorter_than_the_pass_began_with_ends_the_pass_as_cut() {
         let s = &streams()[0];
         let f = file_of(&s[..s.len() / 2]);
         let mut cut = MappedChunks::new(f, 8, s.len() as u64, SMALL).ok().unwrap();
         let mut w = Window::default();
-        let err = loop {
-            match cut.next(&mut w) {
-                Ok(true) => w.release(),
-                Ok(false) => panic!("the cut file read as whole"),
-                Err(e) => break e,
-            }
-        };
-        assert!(err.to_string().contains("shrank"), "{err}");
+        while cut.next(&mut w).unwrap() {
+            w.release();
+        }
+        let half = (s.len() / 2) as u64;
+        assert_eq!(cut.cut_short(), Some((s.len() as u64, half)));
     }
 
-    #[cfg(target_os = "linux")]
+    /// The file cut by another program after a window was mapped: the
+    /// decoder reading it survives (zeros past the cut) and the pass
+    /// reports the cut, before any later window is mapped.
+    #[test]
+    fn a_file_cut_under_a_mapped_window_is_survived_and_reported() {
+        let s = &streams()[3];
+        let f = file_of(s);
+        let handle = f.try_clone().unwrap();
+        let mut cut = MappedChunks::new(f, 8, s.len() as u64, SMALL).ok().unwrap();
+        let mut w = Window::default();
+        assert!(cut.next(&mut w).unwrap());
+        handle.set_len(4096).unwrap();
+        let records = w.records();
+        let past_cut = records.buf[8192..].iter().filter(|&&b| b != 0).count();
+        assert_eq!(past_cut, 0, "bytes past the cut read as zeros");
+        assert_eq!(cut.cut_short(), None, "noted once the window is let go");
+        w.release();
+        assert_eq!(cut.cut_short(), Some((s.len() as u64, 4096)));
+        assert!(!cut.next(&mut w).unwrap(), "the pass ends at the cut");
+    }
+
     #[test]
     fn files_off_local_disks_are_not_mapped() {
         let proc_file = File::open("/proc/self/status").unwrap();
         assert!(!worth_mapping(&proc_file));
     }
 
-    #[cfg(unix)]
     #[test]
     fn a_file_that_cannot_be_mapped_is_handed_back() {
         let dir = tempfile::tempdir().unwrap();

@@ -17,7 +17,10 @@ pub mod fixed;
 mod kernel_table;
 pub mod launch;
 pub mod manifest;
+#[cfg(target_os = "linux")]
 mod mapped;
+#[cfg(target_os = "linux")]
+mod page_guard;
 mod prefetch;
 pub mod regions;
 pub mod report;
