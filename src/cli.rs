@@ -20,7 +20,7 @@ pub struct Cli {
     pub global: GlobalArgs,
 
     /// List every command: builtins, Lua workflows, externals, aliases.
-    #[arg(long)]
+    #[arg(long, help_heading = "Global options")]
     pub list: bool,
 
     /// The subcommand.
@@ -28,8 +28,10 @@ pub struct Cli {
     pub command: Option<Builtin>,
 }
 
-/// Flags every builtin accepts.
+/// Flags every builtin accepts, listed after a command's own options under
+/// a heading of their own.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Read this config file on top of site/user/project (like HRR_CONFIG).
     #[arg(long, global = true, value_name = "FILE")]
@@ -61,6 +63,9 @@ pub struct GlobalArgs {
 #[derive(Debug, Subcommand)]
 pub enum Builtin {
     /// Triage an archive: decode, preflight, replay, classify, report.
+    #[command(
+        after_help = "Examples:\n  hrr triage capture.hrr                     the process that died, replayed when this host can\n  hrr triage capture.hrr --no-replay         metadata only, on any machine\n  hrr triage capture.hrr/pid-4243 --gpu 1 --format json"
+    )]
     Triage(TriageArgs),
 
     /// Decode an archive without ROCm: health, totals, APIs, kernels, events.
@@ -68,21 +73,31 @@ pub enum Builtin {
     Archive(ArchiveCmd),
 
     /// Can this host (or a docker image) replay an archive faithfully?
+    #[command(
+        after_help = "Examples:\n  hrr preflight capture.hrr/pid-4243\n  hrr preflight capture.hrr/pid-4243 --mode docker --image rocm/pytorch:latest --json"
+    )]
     Preflight(PreflightArgs),
 
     /// Print the hrr-playback that would be used and how it was found.
+    #[command(
+        after_help = "Examples:\n  hrr playback                 which player, how it was found, the format it reads\n  hrr playback --build         build it once from playback.source when none is found"
+    )]
     Playback(PlaybackArgs),
 
     /// Replay one process capture with hrr-playback and record how it ended.
     #[command(
-        after_help = "Exit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
+        after_help = "Example:\n  hrr replay capture.hrr/pid-4243 --gpu 1 --timeout 1h -- --verbose\n\nExit status: 0 when the replay ran, whatever the player did (its exit code, signal and timeout are in the output); 1 when it could not run; 130, 143 or 129 when hrr itself got SIGINT, SIGTERM or SIGHUP (the player's process group is stopped and the log ends with a marker)."
     )]
     Replay(ReplayArgs),
 
     /// The analyzer on its own: replay logs (+ the archive's summary) → finding.
+    #[command(
+        after_help = "Examples:\n  hrr classify --log hrr-replay.log --archive capture.hrr/pid-4243\n  hrr classify --log a.log --log b.log --format json"
+    )]
     Classify(ClassifyArgs),
 
     /// Re-render a saved finding (JSON) as markdown or JSON.
+    #[command(after_help = "Example:\n  hrr render pid-4243.finding.json")]
     Render(RenderArgs),
 
     /// Inspect and create config files.
@@ -90,6 +105,7 @@ pub enum Builtin {
     Config(ConfigCmd),
 
     /// Run a Lua workflow file.
+    #[command(after_help = "Example:\n  hrr run flaky.lua capture.hrr/pid-4243")]
     Run(RunArgs),
 
     /// Print a shell completion script (with the workflows and externals found now).
@@ -364,8 +380,14 @@ pub struct PlaybackArgs {
 pub enum ArchiveCmd {
     /// Health, totals, APIs, kernels, blobs, D2H checks; on a root with
     /// several processes, the process table and which one triage would pick.
+    #[command(
+        after_help = "Examples:\n  hrr archive info capture.hrr\n  hrr archive info capture.hrr/pid-4243 --json --kernels all"
+    )]
     Info(ArchiveInfoArgs),
     /// Stream decoded events (JSON Lines with --json).
+    #[command(
+        after_help = "Examples:\n  hrr archive events capture.hrr/pid-4243 --api hipMalloc\n  hrr archive events capture.hrr/pid-4243 --json --from 100 --limit 20"
+    )]
     Events(ArchiveEventsArgs),
 }
 
