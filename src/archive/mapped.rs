@@ -163,18 +163,16 @@ impl MappedChunks {
 /// (network and FUSE file systems) a failed page read would kill `hrr`
 /// rather than be reported, so those are read.
 pub(super) fn worth_mapping(file: &File) -> bool {
-    use nix::sys::statfs::{
-        fstatfs, BTRFS_SUPER_MAGIC, EXT4_SUPER_MAGIC, OVERLAYFS_SUPER_MAGIC, TMPFS_MAGIC,
-        XFS_SUPER_MAGIC,
-    };
-    let local = [
-        EXT4_SUPER_MAGIC,
-        XFS_SUPER_MAGIC,
-        BTRFS_SUPER_MAGIC,
-        TMPFS_MAGIC,
-        OVERLAYFS_SUPER_MAGIC,
+    // The `f_type` magics of linux/magic.h, written out because not every
+    // C library (musl) exports all of them.
+    const LOCAL: [u64; 5] = [
+        0xEF53,      // ext2/3/4
+        0x5846_5342, // XFS
+        0x9123_683E, // Btrfs
+        0x0102_1994, // tmpfs
+        0x794C_7630, // overlayfs
     ];
-    fstatfs(file).is_ok_and(|s| local.contains(&s.filesystem_type()))
+    nix::sys::statfs::fstatfs(file).is_ok_and(|s| LOCAL.contains(&(s.filesystem_type().0 as u64)))
 }
 
 impl Cutter for MappedChunks {

@@ -159,6 +159,7 @@ impl HostProbe for LinuxHost {
         facts.comgr_version = c.version;
         facts.comgr_from = c.library.map(|p| p.display().to_string());
         facts.problems.extend(c.problem);
+        facts.problems.extend(c.note);
         facts
     }
 }
