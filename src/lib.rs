@@ -21,5 +21,6 @@ pub mod render;
 pub mod replay;
 pub mod safety;
 pub mod suggest;
+pub mod supervisor;
 pub mod ui;
 pub mod workdir;

@@ -10,5 +10,11 @@ fn main() {
             nix::sys::signal::SigHandler::SigDfl,
         );
     }
-    std::process::exit(hrr::dispatch::run(std::env::args_os().collect()));
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    #[cfg(target_os = "linux")]
+    // `hrr` re-executed as the supervisor of a program it starts.
+    if let Some(code) = hrr::supervisor::take_over(&args) {
+        std::process::exit(code);
+    }
+    std::process::exit(hrr::dispatch::run(args));
 }

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -65,20 +65,18 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
     let Some((program, args)) = argv.split_first() else {
         bail!("empty command line");
     };
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd.envs(opts.env.iter().map(|(k, v)| (k, v)));
-    if let Some(dir) = &opts.cwd {
-        cmd.current_dir(dir);
-    }
-    #[cfg(unix)]
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot run '{program}'"))?;
+    let mut child = crate::supervisor::spawn(program.as_ref(), args, &[], |cmd| {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd.envs(opts.env.iter().map(|(k, v)| (k, v)));
+        if let Some(dir) = &opts.cwd {
+            cmd.current_dir(dir);
+        }
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(cmd, 0);
+    })
+    .with_context(|| format!("cannot run '{program}'"))?;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let (status, timed_out) = wait(&mut child, opts.timeout)?;

@@ -29,7 +29,7 @@
 //! everything printed until then and ends with the marker as usual.
 
 use std::os::fd::{AsFd, OwnedFd};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -76,26 +76,25 @@ pub fn run(
     let Some((program, args)) = launch.argv.split_first() else {
         anyhow::bail!("empty replay command line");
     };
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(slave))
-        .stderr(Stdio::from(err_writer));
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    for (key, value) in &launch.env {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
     let _signals = interrupt::install()?;
     let _reaper = Subreaper::enable();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", program.to_string_lossy()))?;
-    // The parent's copies of the pty slave and the pipe's write end must be
-    // closed, or the end of the output is never seen.
-    drop(cmd);
+    let cleanup = launch.stop_command.as_deref().unwrap_or_default();
+    // The command is dropped with the spawn, closing this process's copies
+    // of the pty slave and the pipe's write end: else the end of the output
+    // is never seen.
+    let mut child = crate::supervisor::spawn(program, args, cleanup, |cmd| {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::from(slave))
+            .stderr(Stdio::from(err_writer));
+        std::os::unix::process::CommandExt::process_group(cmd, 0);
+        for (key, value) in &launch.env {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
+        }
+    })
+    .with_context(|| format!("cannot start {}", program.to_string_lossy()))?;
     let pgid = Pid::from_raw(child.id() as i32);
     let streams = [master, OwnedFd::from(err_reader)];
     let outcome = watch(&mut child, pgid, &streams, launch, sink, timeout);

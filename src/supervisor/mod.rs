@@ -1,0 +1,85 @@
+//! Every program `hrr` starts (the player, natively or under docker, and
+//! each helper run by [`crate::process`]: `hrr.exec`, the host and docker
+//! probes) runs under a small supervisor process on Linux, so that none of
+//! it outlives `hrr`, even when `hrr` is killed with SIGKILL.
+//!
+//! No single kernel mechanism is enough: a parent-death signal reaches only
+//! the direct child, `killpg` misses a descendant that called `setsid`, and
+//! a pty hangup reaches only the foreground group. The supervisor combines
+//! them. It is the `hrr` binary itself, re-executed with a hidden first
+//! argument, and it:
+//! - makes itself the child subreaper, so every descendant of the program,
+//!   whatever group or session it moved to, stays below it when its own
+//!   parent dies;
+//! - asks for a parent-death signal, then checks that `hrr` (whose pid it
+//!   was given) is still its parent, which closes the race where `hrr` died
+//!   first;
+//! - starts the program with the argv, environment, working directory and
+//!   file descriptors it was given, then lets go of its own stdin, stdout
+//!   and stderr, so the end of the program's output is seen when the
+//!   program's side closes;
+//! - when the program ends, kills whatever is left below it, then ends the
+//!   same way: the same exit code, or death by the same signal;
+//! - when `hrr` dies, runs the cleanup command it was given (for docker,
+//!   `docker kill <container>`), then kills everything below it.
+//!
+//! It leads the process group `hrr` made for the program, so `hrr`'s own
+//! TERM-then-KILL of that group still reaches the program; the supervisor
+//! catches TERM, INT and HUP (a handler, which the program does not
+//! inherit) and ends only after the program has.
+//!
+//! Elsewhere programs are started directly, as the supervisor needs the
+//! Linux subreaper and parent-death signal.
+
+use std::ffi::OsStr;
+use std::process::{Child, Command};
+
+#[cfg(target_os = "linux")]
+mod serve;
+#[cfg(target_os = "linux")]
+mod start;
+#[cfg(target_os = "linux")]
+pub mod tree;
+
+/// The hidden first argument that turns `hrr` into the supervisor. It is
+/// recognised before the command line is parsed, so it is in no command
+/// list, help or completion.
+#[cfg(target_os = "linux")]
+const MODE: &str = "__supervise";
+
+/// Runs the supervisor when `args` (the whole argv) asks for it, returning
+/// its exit code. Otherwise records that this executable is `hrr` and so can
+/// supervise the programs it starts (a test binary linking the library
+/// cannot), and returns `None`.
+#[cfg(target_os = "linux")]
+pub fn take_over(args: &[std::ffi::OsString]) -> Option<i32> {
+    if args.get(1).is_some_and(|a| a == MODE) {
+        return Some(serve::main(&args[2..]));
+    }
+    start::enable();
+    None
+}
+
+/// Starts `program` with `args`; `setup` sets stdio, environment, working
+/// directory and process group as for the program itself. On Linux, when
+/// this executable is `hrr`, the returned child is the supervisor, which
+/// ends as the program does; `cleanup` is the command it runs if `hrr`
+/// dies first (empty: none). A program that cannot be started is an error
+/// here, as with [`Command::spawn`].
+pub fn spawn<S: AsRef<OsStr>>(
+    program: &OsStr,
+    args: &[S],
+    cleanup: &[String],
+    setup: impl FnOnce(&mut Command),
+) -> std::io::Result<Child> {
+    #[cfg(target_os = "linux")]
+    if start::enabled() {
+        return start::spawn(program, args, cleanup, setup);
+    }
+    // Only the supervisor runs a cleanup command.
+    let _ = cleanup;
+    let mut cmd = Command::new(program);
+    cmd.args(args);
+    setup(&mut cmd);
+    cmd.spawn()
+}
