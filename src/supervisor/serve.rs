@@ -96,7 +96,12 @@ fn parse(args: &[OsString]) -> Option<Call> {
     let (program, rest) = args.get(3 + n..)?.split_first()?;
     // SAFETY: the descriptor is only looked at here; ownership is taken
     // below only once fcntl(2) confirmed it is open.
-    let open = unsafe { fcntl(BorrowedFd::borrow_raw(fd), FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC)) };
+    let open = unsafe {
+        fcntl(
+            BorrowedFd::borrow_raw(fd),
+            FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC),
+        )
+    };
     open.ok()?;
     Some(Call {
         parent,

@@ -35,7 +35,12 @@ fn descendants(root: i32, table: &[(i32, i32)]) -> Vec<i32> {
     let mut next = 0;
     while next < found.len() {
         let parent = found[next];
-        found.extend(table.iter().filter(|(_, pp)| *pp == parent).map(|(p, _)| *p));
+        found.extend(
+            table
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
         next += 1;
     }
     found.remove(0);
