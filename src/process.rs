@@ -65,7 +65,7 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
     let Some((program, args)) = argv.split_first() else {
         bail!("empty command line");
     };
-    let mut child = crate::supervisor::spawn(program.as_ref(), args, &[], |cmd| {
+    let spawned = crate::supervisor::spawn(program.as_ref(), args, &[], |cmd| {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -77,9 +77,10 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
         std::os::unix::process::CommandExt::process_group(cmd, 0);
     })
     .with_context(|| format!("cannot run '{program}'"))?;
+    let mut child = spawned.child;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
-    let (status, timed_out) = wait(&mut child, opts.timeout)?;
+    let (status, timed_out) = wait(&mut child, spawned.pid, opts.timeout)?;
     let mut captured = Captured {
         timed_out,
         stdout: out.recv_timeout(Duration::from_secs(2)).unwrap_or_default(),
@@ -115,6 +116,7 @@ fn drain<R: Read + Send + 'static>(stream: Option<R>) -> mpsc::Receiver<Vec<u8>>
 
 fn wait(
     child: &mut Child,
+    group: u32,
     timeout: Option<Duration>,
 ) -> anyhow::Result<(std::process::ExitStatus, bool)> {
     let start = Instant::now();
@@ -123,21 +125,21 @@ fn wait(
             return Ok((status, false));
         }
         if timeout.is_some_and(|t| start.elapsed() >= t) {
-            kill_group(child);
+            kill_group(child, group);
             return Ok((child.wait()?, true));
         }
         std::thread::sleep(Duration::from_millis(5));
     }
 }
 
-/// Stops `child` and, on Unix, its whole process group: TERM, then KILL
-/// after a second.
-pub fn kill_group(child: &mut Child) {
+/// Stops `child` and, on Unix, the process group `group` it runs in: TERM,
+/// then KILL after a second.
+pub fn kill_group(child: &mut Child, group: u32) {
     #[cfg(unix)]
     {
         use nix::sys::signal::{killpg, Signal};
         use nix::unistd::Pid;
-        let pgid = Pid::from_raw(child.id() as i32);
+        let pgid = Pid::from_raw(group as i32);
         let _ = killpg(pgid, Signal::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(1);
         while Instant::now() < deadline {
@@ -149,6 +151,8 @@ pub fn kill_group(child: &mut Child) {
         }
         let _ = killpg(pgid, Signal::SIGKILL);
     }
+    #[cfg(not(unix))]
+    let _ = group;
     let _ = child.kill();
 }
 

@@ -82,7 +82,7 @@ pub fn run(
     // The command is dropped with the spawn, closing this process's copies
     // of the pty slave and the pipe's write end: else the end of the output
     // is never seen.
-    let mut child = crate::supervisor::spawn(program, args, cleanup, |cmd| {
+    let spawned = crate::supervisor::spawn(program, args, cleanup, |cmd| {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::from(slave))
             .stderr(Stdio::from(err_writer));
@@ -95,7 +95,8 @@ pub fn run(
         }
     })
     .with_context(|| format!("cannot start {}", program.to_string_lossy()))?;
-    let pgid = Pid::from_raw(child.id() as i32);
+    let mut child = spawned.child;
+    let pgid = Pid::from_raw(spawned.pid as i32);
     let streams = [master, OwnedFd::from(err_reader)];
     let outcome = watch(&mut child, pgid, &streams, launch, sink, timeout);
     if outcome.is_err() {

@@ -23,8 +23,10 @@
 //! - when `hrr` dies, runs the cleanup command it was given (for docker,
 //!   `docker kill <container>`), then kills everything below it.
 //!
-//! It leads the process group `hrr` made for the program, so `hrr`'s own
-//! TERM-then-KILL of that group still reaches the program; the supervisor
+//! When `hrr` starts it in a process group of its own, the program leads a
+//! new group (as it would unsupervised) and the supervisor joins it: `hrr`'s
+//! TERM-then-KILL of that group still reaches the program, and the group's
+//! id stays reserved until `hrr` reaps the supervisor. The supervisor
 //! catches TERM, INT and HUP (a handler, which the program does not
 //! inherit) and ends only after the program has.
 //!
@@ -60,18 +62,29 @@ pub fn take_over(args: &[std::ffi::OsString]) -> Option<i32> {
     None
 }
 
+/// A started program.
+#[derive(Debug)]
+pub struct Spawned {
+    /// What to wait for: the supervisor, which ends as the program does, or
+    /// the program itself where there is none.
+    pub child: Child,
+    /// The program's pid; when the setup asked for a new process group, also
+    /// that group's id (the one to signal).
+    pub pid: u32,
+}
+
 /// Starts `program` with `args`; `setup` sets stdio, environment, working
 /// directory and process group as for the program itself. On Linux, when
-/// this executable is `hrr`, the returned child is the supervisor, which
-/// ends as the program does; `cleanup` is the command it runs if `hrr`
-/// dies first (empty: none). A program that cannot be started is an error
-/// here, as with [`Command::spawn`].
+/// this executable is `hrr`, the program runs under the supervisor;
+/// `cleanup` is the command it runs if `hrr` dies first (empty: none). A
+/// program that cannot be started is an error here, as with
+/// [`Command::spawn`].
 pub fn spawn<S: AsRef<OsStr>>(
     program: &OsStr,
     args: &[S],
     cleanup: &[String],
     setup: impl FnOnce(&mut Command),
-) -> std::io::Result<Child> {
+) -> std::io::Result<Spawned> {
     #[cfg(target_os = "linux")]
     if start::enabled() {
         return start::spawn(program, args, cleanup, setup);
@@ -81,5 +94,9 @@ pub fn spawn<S: AsRef<OsStr>>(
     let mut cmd = Command::new(program);
     cmd.args(args);
     setup(&mut cmd);
-    cmd.spawn()
+    let child = cmd.spawn()?;
+    Ok(Spawned {
+        pid: child.id(),
+        child,
+    })
 }

@@ -5,6 +5,7 @@
 use std::ffi::OsString;
 use std::io::Write;
 use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,7 @@ use nix::sys::prctl;
 use nix::sys::signal::{raise, sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 use nix::sys::time::TimeSpec;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
-use nix::unistd::{getppid, Pid};
+use nix::unistd::{getpgrp, getpid, getppid, setpgid, Pid};
 
 use super::tree;
 
@@ -58,17 +59,29 @@ pub(super) fn main(args: &[OsString]) -> i32 {
     if prepare(call.parent).is_err() {
         return 1;
     }
-    let program = Command::new(&call.program).args(&call.args).spawn();
+    // A group made for the program (the supervisor leads it) goes to the
+    // program, which leads a group of its own as it would unsupervised.
+    let own_group = getpgrp() == getpid();
+    let mut program = Command::new(&call.program);
+    program.args(&call.args);
+    if own_group {
+        program.process_group(0);
+    }
     let mut report = std::fs::File::from(call.report);
-    let pid = match program {
+    let pid = match program.spawn() {
         Ok(child) => Pid::from_raw(child.id() as i32),
         Err(e) => {
             let errno = e.raw_os_error().unwrap_or(Errno::EIO as i32);
-            let _ = report.write_all(&errno.to_le_bytes());
+            let _ = report.write_all(&(-errno).to_le_bytes());
             return 127;
         }
     };
-    let _ = report.write_all(&0i32.to_le_bytes());
+    if own_group {
+        // Joining it keeps `hrr`'s TERM and KILL of the group reaching both,
+        // and its id reserved until `hrr` reaps the supervisor.
+        let _ = setpgid(Pid::from_raw(0), pid);
+    }
+    let _ = report.write_all(&pid.as_raw().to_le_bytes());
     drop(report);
     let_go_of_stdio();
     match wait_for(pid, call.parent) {

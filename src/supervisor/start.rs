@@ -2,20 +2,20 @@
 //! whether the program itself could be started.
 //!
 //! The supervisor reports on a pipe whose write end it inherits (its number
-//! is on its command line): four bytes, 0 when the program started, else
-//! the errno of the failed start, which becomes the same error a direct
-//! [`Command::spawn`] gives.
+//! is on its command line): four bytes, the program's pid once it started,
+//! else the negated errno of the failed start, which becomes the same error
+//! a direct [`Command::spawn`] gives.
 
 use std::ffi::OsStr;
 use std::io::Read;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 
-use super::MODE;
+use super::{Spawned, MODE};
 
 /// The running executable, also when its file was replaced or removed
 /// since it started (an upgrade while `hrr` runs).
@@ -41,7 +41,7 @@ pub(super) fn spawn<S: AsRef<OsStr>>(
     args: &[S],
     cleanup: &[String],
     setup: impl FnOnce(&mut Command),
-) -> std::io::Result<Child> {
+) -> std::io::Result<Spawned> {
     let (reader, writer) = std::io::pipe()?;
     let writer = above_stdio(writer.into())?;
     let fd = writer.as_raw_fd();
@@ -71,7 +71,7 @@ pub(super) fn spawn<S: AsRef<OsStr>>(
     drop(cmd);
     drop(writer);
     match started(reader) {
-        Ok(()) => Ok(child),
+        Ok(pid) => Ok(Spawned { child, pid }),
         Err(e) => {
             let _ = child.wait();
             Err(e)
@@ -88,14 +88,14 @@ fn above_stdio(fd: OwnedFd) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(moved) })
 }
 
-/// The supervisor's report: `Ok` when the program started.
-fn started(mut reader: std::io::PipeReader) -> std::io::Result<()> {
+/// The supervisor's report: the program's pid when it started.
+fn started(mut reader: std::io::PipeReader) -> std::io::Result<u32> {
     let mut report = [0u8; 4];
     match reader.read_exact(&mut report) {
-        Ok(()) => match i32::from_le_bytes(report) {
-            0 => Ok(()),
-            errno => Err(std::io::Error::from_raw_os_error(errno)),
-        },
+        Ok(()) => {
+            let n = i32::from_le_bytes(report);
+            u32::try_from(n).map_err(|_| std::io::Error::from_raw_os_error(n.saturating_neg()))
+        }
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Err(std::io::Error::other(
             "the process supervisor ended before starting the program",
         )),
