@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
@@ -182,7 +182,8 @@ fn create_log(workdir: &Path) -> anyhow::Result<(PathBuf, File)> {
 
 /// Runs `argv` with stdout and stderr appended to `log`, ticking the
 /// spinner until it ends. No time limit: a build takes what it takes, and
-/// Ctrl-C reaches cmake (same process group).
+/// Ctrl-C reaches cmake (same process group); the supervisor stops what is
+/// left of the build when `hrr` dies.
 fn run_logged(
     argv: &[String],
     log: &mut File,
@@ -190,12 +191,11 @@ fn run_logged(
 ) -> anyhow::Result<std::process::ExitStatus> {
     writeln!(log, "$ {}", argv.join(" "))?;
     log.flush()?;
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
-        .stdin(Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log.try_clone()?)
-        .spawn()?;
+    let (out, err) = (log.try_clone()?, log.try_clone()?);
+    let mut child = crate::supervisor::spawn(argv[0].as_ref(), &argv[1..], &[], |cmd| {
+        cmd.stdin(Stdio::null()).stdout(out).stderr(err);
+    })?
+    .child;
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(status);

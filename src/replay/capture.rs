@@ -14,19 +14,25 @@
 //! above 100 MB/s. Lines of the two streams are merged in arrival order.
 //!
 //! One loop does everything: poll both streams, append lines to the log,
-//! watch the leader (without reaping it, so its process group id stays
+//! watch `hrr`'s child (without reaping it, so the group's id stays
 //! reserved), enforce the timeout (TERM to the group, KILL after a grace
-//! period) and react to SIGINT/SIGTERM/SIGHUP sent to `hrr`. When the leader
-//! is gone, whatever is left of its group is killed and reaped: no orphan
-//! and no zombie survives a replay.
+//! period) and react to SIGINT/SIGTERM/SIGHUP sent to `hrr`. On Linux that
+//! child is the supervisor ([`crate::supervisor`]), a member of the
+//! player's group that ends as the player does once it has killed
+//! everything below it, and that also cleans up when `hrr` itself is
+//! killed; elsewhere it is the player. When it is gone, whatever is left of
+//! the group is killed and reaped: no orphan and no zombie survives a
+//! replay.
 //!
 //! A descendant that leaves the player's group (`setsid`, `setpgid`: a
 //! daemon the player starts) escapes `killpg`, and by holding the pty or the
-//! pipe it would keep the log open. It is still `hrr`'s descendant, though:
-//! `hrr` is the child subreaper, so once the group is killed such escapees
-//! are re-parented to `hrr`, which kills and reaps them too (Linux; a
-//! grandchild of an escapee follows when its parent dies). The log keeps
-//! everything printed until then and ends with the marker as usual.
+//! pipe it would keep the log open. It is still below the supervisor, which
+//! kills it when the player ends. When the supervisor dies too (the KILL
+//! after the grace period reaches the whole group), such escapees are
+//! re-parented to `hrr`, the child subreaper while a replay runs, which
+//! kills and reaps them too (Linux; a grandchild of an escapee follows when
+//! its parent dies). The log keeps everything printed until then and ends
+//! with the marker as usual.
 
 use std::os::fd::{AsFd, OwnedFd};
 use std::process::{Child, Stdio};
@@ -143,7 +149,7 @@ fn watch(
             let _ = killpg(pgid, Signal::SIGKILL);
         }
         if exited_at.is_some() {
-            kill_escapees(pgid);
+            kill_escapees(Pid::from_raw(child.id() as i32));
         }
         let mut wait = TICK;
         let eof = open == [false, false];
@@ -268,8 +274,9 @@ fn open_pty() -> anyhow::Result<(OwnedFd, OwnedFd)> {
     Ok((pty.master, pty.slave))
 }
 
-/// Whether the leader has exited, leaving it unreaped (Linux: `waitid` with
-/// `WNOWAIT`) so its group id cannot be reused before the group is killed.
+/// Whether `hrr`'s child (the supervisor) has exited, leaving it unreaped
+/// (Linux: `waitid` with `WNOWAIT`) so, as a member of the player's group,
+/// it keeps the group's id from being reused before the group is killed.
 #[cfg(target_os = "linux")]
 fn leader_exited(child: &mut Child) -> anyhow::Result<bool> {
     use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
@@ -307,32 +314,20 @@ fn reap_group(pgid: Pid) {
     }
 }
 
-/// `hrr`'s children other than the player (`leader`): descendants of the
-/// player that left its process group and were re-parented to `hrr` (the
-/// subreaper) when their parent died.
+/// `hrr`'s children other than `leader` (its child for the replay):
+/// descendants of the player that left its process group and were
+/// re-parented to `hrr` (the subreaper) when their parent died.
 #[cfg(target_os = "linux")]
 fn escapees(leader: Pid) -> Vec<Pid> {
-    let me = std::process::id().to_string();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    procs
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|&pid| pid != leader.as_raw())
-        .filter(|pid| {
-            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
-            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-                stat.rsplit_once(')')
-                    .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                    == Some(me.as_str())
-            })
-        })
-        .map(Pid::from_raw)
+    let me = std::process::id() as i32;
+    crate::supervisor::tree::parents()
+        .into_iter()
+        .filter(|&(pid, ppid)| ppid == me && pid != leader.as_raw())
+        .map(|(pid, _)| Pid::from_raw(pid))
         .collect()
 }
 
-/// SIGKILLs every escapee of the group led by `leader`.
+/// SIGKILLs every child of `hrr` but `leader` (see [`escapees`]).
 fn kill_escapees(leader: Pid) {
     #[cfg(target_os = "linux")]
     for pid in escapees(leader) {

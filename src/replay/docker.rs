@@ -2,7 +2,9 @@
 //! devices passed through and the capture root mounted read-only at
 //! `/arch` (reference upstream-triage.md §6, DESIGN §7). Unlike upstream it
 //! gets the same sync flags, progress, timeout and stop markers as a native
-//! replay, and the container is named so a timeout can `docker kill` it.
+//! replay, and the container is named so a timeout can `docker kill` it,
+//! and so can the supervisor when `hrr` itself dies (a killed `docker run`
+//! client leaves its container running).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

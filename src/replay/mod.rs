@@ -194,7 +194,7 @@ pub struct Launch {
     /// Variables to set (`Some`) or remove (`None`); the rest is inherited.
     pub env: Vec<(OsString, Option<OsString>)>,
     /// Run (captured, bounded) before signalling the process group on a
-    /// timeout or interruption.
+    /// timeout or interruption, and by the supervisor when `hrr` dies.
     pub stop_command: Option<Vec<String>>,
 }
 
