@@ -484,3 +484,32 @@ fn hrr_exec_still_reports_the_programs_own_exit_code_signal_and_start_failure() 
         "{err}"
     );
 }
+
+#[test]
+fn a_playback_build_ends_with_hrr_on_ctrl_c_and_on_sigkill() {
+    for signal in [Signal::SIGINT, Signal::SIGKILL] {
+        let sb = Sandbox::new();
+        let pids = sb.path().join("pids");
+        hostile(&sb.path().join("bin"), "cmake", &pids);
+        sb.write("src/projects/hrr/CMakeLists.txt", "project(hrr)\n");
+        let mut cmd = sb.hrr_process();
+        cmd.env(
+            "PATH",
+            format!("{}:/usr/bin:/bin", sb.path().join("bin").display()),
+        )
+        .arg("-c")
+        .arg(format!(
+            "playback.source={}",
+            sb.path().join("src").display()
+        ))
+        .arg("-c")
+        .arg(format!("rocm.path={}", sb.path().join("rocm").display()))
+        .args(["playback", "--build"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        let hrr = common::default_signals(&mut cmd).spawn().unwrap();
+        let started = hostile_pids(&pids);
+        kill_hrr(hrr, signal);
+        assert_all_end(&started, &format!("cmake after {signal}"));
+    }
+}
