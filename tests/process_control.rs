@@ -513,3 +513,28 @@ fn a_playback_build_ends_with_hrr_on_ctrl_c_and_on_sigkill() {
         assert_all_end(&started, &format!("cmake after {signal}"));
     }
 }
+
+#[test]
+fn an_hrr_exec_timeout_stops_the_descendants_that_left_the_programs_group() {
+    let sb = Sandbox::new();
+    let pids = sb.path().join("pids");
+    let program = hostile(sb.path(), "program", &pids);
+    let lua = sb.write(
+        "x.lua",
+        &format!(
+            "local r = hrr.exec({{'{}'}}, {{timeout = '2s'}})\nhrr.out(tostring(r.timed_out) .. ' ' .. r.signal)\n",
+            program.display()
+        ),
+    );
+    let mut cmd = sb.hrr_process();
+    cmd.arg("run")
+        .arg(&lua)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let hrr = common::default_signals(&mut cmd).spawn().unwrap();
+    let started = hostile_pids(&pids);
+    let out = common::wait_bounded(hrr, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "true 9");
+    assert_all_end(&started, "hrr.exec after its timeout");
+}

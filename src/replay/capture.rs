@@ -320,10 +320,10 @@ fn reap_group(pgid: Pid) {
 #[cfg(target_os = "linux")]
 fn escapees(leader: Pid) -> Vec<Pid> {
     let me = std::process::id() as i32;
-    crate::supervisor::tree::parents()
+    crate::supervisor::tree::table()
         .into_iter()
-        .filter(|&(pid, ppid)| ppid == me && pid != leader.as_raw())
-        .map(|(pid, _)| Pid::from_raw(pid))
+        .filter(|p| p.ppid == me && p.pid != leader.as_raw())
+        .map(|p| Pid::from_raw(p.pid))
         .collect()
 }
 

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
@@ -31,6 +32,9 @@ const WAKE: [Signal; 4] = [
 /// The longest wait between two checks that `hrr` is still the parent; the
 /// parent-death signal usually says so at once.
 const TICK: Duration = Duration::from_millis(500);
+/// The same while the group is being stopped, to catch a descendant that
+/// leaves it late.
+const STOP_TICK: Duration = Duration::from_millis(50);
 /// Bound on the cleanup command (`docker kill`) once `hrr` is gone.
 const CLEANUP_LIMIT: Duration = Duration::from_secs(20);
 
@@ -84,7 +88,8 @@ pub(super) fn main(args: &[OsString]) -> i32 {
     let _ = report.write_all(&pid.as_raw().to_le_bytes());
     drop(report);
     let_go_of_stdio();
-    match wait_for(pid, call.parent) {
+    let group = if own_group { pid } else { getpgrp() };
+    match wait_for(pid, group, call.parent) {
         Some(ending) => {
             tree::kill_all();
             relay(ending)
@@ -136,7 +141,8 @@ fn prepare(parent: Pid) -> nix::Result<()> {
         SigSet::empty(),
     );
     for sig in WAKE {
-        // SAFETY: `woken` does nothing, which is async-signal-safe.
+        // SAFETY: `woken` only stores to an atomic, which is
+        // async-signal-safe.
         let old = unsafe { sigaction(sig, &wake) }?;
         if old.handler() == SigHandler::SigIgn && sig != Signal::SIGCHLD {
             // Ignored when `hrr` started (`nohup`): the program inherits
@@ -161,7 +167,14 @@ fn prepare(parent: Pid) -> nix::Result<()> {
     Ok(())
 }
 
-extern "C" fn woken(_: nix::libc::c_int) {}
+/// Set by TERM, INT or HUP: the program's group is being stopped.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn woken(sig: nix::libc::c_int) {
+    if sig != Signal::SIGCHLD as nix::libc::c_int {
+        STOPPING.store(true, Ordering::SeqCst);
+    }
+}
 
 fn wake_set() -> SigSet {
     let mut set = SigSet::empty();
@@ -188,13 +201,19 @@ fn let_go_of_stdio() {
 
 /// Reaps children until `program` ends and returns how; `None` when `hrr`
 /// (`parent`) died first. Descendants re-parented here are reaped as they
-/// end.
-fn wait_for(program: Pid, parent: Pid) -> Option<Ending> {
-    let tick = TimeSpec::from_duration(TICK);
+/// end. Once the program's process group (`group`) is being stopped, the
+/// descendants outside it are killed, as the group's signals miss them:
+/// else they would outlive a supervisor that the group's KILL ends too.
+fn wait_for(program: Pid, group: Pid, parent: Pid) -> Option<Ending> {
     loop {
         if getppid() != parent {
             return None;
         }
+        let stopping = STOPPING.load(Ordering::SeqCst);
+        if stopping {
+            tree::kill_outside(group.as_raw());
+        }
+        let tick = TimeSpec::from_duration(if stopping { STOP_TICK } else { TICK });
         match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
             Ok(WaitStatus::Exited(pid, code)) if pid == program => {
                 return Some(Ending::Exited(code))

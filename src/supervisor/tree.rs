@@ -12,8 +12,19 @@ use nix::unistd::Pid;
 /// GPU driver call) can take its time to die of SIGKILL.
 const KILL_LIMIT: Duration = Duration::from_secs(5);
 
-/// `(pid, parent pid)` of every process, from `/proc/<pid>/stat`.
-pub fn parents() -> Vec<(i32, i32)> {
+/// One process, from `/proc/<pid>/stat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proc {
+    /// Its pid.
+    pub pid: i32,
+    /// Its parent's pid.
+    pub ppid: i32,
+    /// Its process group's id.
+    pub pgid: i32,
+}
+
+/// Every process there is.
+pub fn table() -> Vec<Proc> {
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -21,30 +32,40 @@ pub fn parents() -> Vec<(i32, i32)> {
         .flatten()
         .filter_map(|e| {
             let pid = e.file_name().to_str()?.parse::<i32>().ok()?;
-            // `pid (comm) state ppid …`; comm may hold spaces and parentheses.
+            // `pid (comm) state ppid pgid …`; comm may hold spaces and
+            // parentheses.
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
-            Some((pid, ppid.parse().ok()?))
+            let mut fields = stat.rsplit_once(')')?.1.split_whitespace().skip(1);
+            let ppid = fields.next()?.parse().ok()?;
+            let pgid = fields.next()?.parse().ok()?;
+            Some(Proc { pid, ppid, pgid })
         })
         .collect()
 }
 
-/// Every descendant of `root` in `table` (`(pid, parent pid)` pairs).
-fn descendants(root: i32, table: &[(i32, i32)]) -> Vec<i32> {
-    let mut found = vec![root];
-    let mut next = 0;
-    while next < found.len() {
-        let parent = found[next];
-        found.extend(
-            table
-                .iter()
-                .filter(|(_, pp)| *pp == parent)
-                .map(|(p, _)| *p),
-        );
-        next += 1;
+/// Every descendant of `root` in `table`.
+fn descendants(root: i32, table: &[Proc]) -> Vec<Proc> {
+    let mut found: Vec<Proc> = Vec::new();
+    let mut parents = vec![root];
+    while let Some(parent) = parents.pop() {
+        for p in table.iter().filter(|p| p.ppid == parent) {
+            found.push(*p);
+            parents.push(p.pid);
+        }
     }
-    found.remove(0);
     found
+}
+
+/// SIGKILLs every descendant of this process outside the process group
+/// `group`: those a signal to the group misses (they called `setsid` or
+/// `setpgid`).
+pub fn kill_outside(group: i32) {
+    let me = std::process::id() as i32;
+    for p in descendants(me, &table()) {
+        if p.pgid != group {
+            let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
+        }
+    }
 }
 
 /// SIGKILLs every descendant of this process and reaps them, again and
@@ -55,8 +76,8 @@ pub fn kill_all() {
     let me = std::process::id() as i32;
     let until = Instant::now() + KILL_LIMIT;
     loop {
-        for pid in descendants(me, &parents()) {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        for p in descendants(me, &table()) {
+            let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
         }
         loop {
             match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
@@ -78,8 +99,11 @@ mod tests {
 
     #[test]
     fn descendants_follow_every_generation_and_nothing_else() {
-        let table = [(10, 1), (11, 10), (12, 11), (13, 1), (14, 12), (15, 13)];
-        let mut below = descendants(10, &table);
+        let table: Vec<Proc> = [(10, 1), (11, 10), (12, 11), (13, 1), (14, 12), (15, 13)]
+            .into_iter()
+            .map(|(pid, ppid)| Proc { pid, ppid, pgid: 0 })
+            .collect();
+        let mut below: Vec<i32> = descendants(10, &table).iter().map(|p| p.pid).collect();
         below.sort();
         assert_eq!(below, [11, 12, 14]);
         assert!(descendants(14, &table).is_empty());
