@@ -20,6 +20,9 @@
 //!   program's side closes;
 //! - when the program ends, kills whatever is left below it, then ends the
 //!   same way: the same exit code, or death by the same signal;
+//! - while the program's group is being stopped (TERM, INT or HUP: a
+//!   timeout, Ctrl-C), kills the descendants outside the group, which the
+//!   group's signals miss;
 //! - when `hrr` dies, runs the cleanup command it was given (for docker,
 //!   `docker kill <container>`), then kills everything below it.
 //!
