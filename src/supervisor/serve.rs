@@ -57,10 +57,14 @@ enum Ending {
 /// the exit code; the program's death by a signal is re-raised instead.
 pub(super) fn main(args: &[OsString]) -> i32 {
     let Some(call) = parse(args) else {
-        eprintln!("error: {} is internal to hrr", super::MODE);
+        let _ = writeln!(
+            std::io::stderr(),
+            "error: {} is internal to hrr",
+            super::MODE
+        );
         return 2;
     };
-    if prepare(call.parent).is_err() {
+    if !prepare(call.parent) {
         return 1;
     }
     // A group made for the program (the supervisor leads it) goes to the
@@ -132,9 +136,10 @@ fn parse(args: &[OsString]) -> Option<Call> {
     })
 }
 
-/// Signal handling, subreaper and parent-death signal; fails when `parent`
-/// is already gone (it died before the parent-death signal was armed).
-fn prepare(parent: Pid) -> nix::Result<()> {
+/// Signal handling, subreaper and parent-death signal, each as far as the
+/// system allows; false when `parent` is already gone (it died before the
+/// parent-death signal was armed).
+fn prepare(parent: Pid) -> bool {
     let wake = SigAction::new(
         SigHandler::Handler(woken),
         SaFlags::empty(),
@@ -143,28 +148,27 @@ fn prepare(parent: Pid) -> nix::Result<()> {
     for sig in WAKE {
         // SAFETY: `woken` only stores to an atomic, which is
         // async-signal-safe.
-        let old = unsafe { sigaction(sig, &wake) }?;
+        let Ok(old) = (unsafe { sigaction(sig, &wake) }) else {
+            continue;
+        };
         if old.handler() == SigHandler::SigIgn && sig != Signal::SIGCHLD {
             // Ignored when `hrr` started (`nohup`): the program inherits
             // that, as it would without a supervisor.
             // SAFETY: puts back SIG_IGN, which runs no code.
-            unsafe { sigaction(sig, &old) }?;
+            let _ = unsafe { sigaction(sig, &old) };
         }
     }
     // A report or cleanup write to a closed pipe must not end the
     // supervisor; the program gets the default action back from the spawn.
     // SAFETY: SIG_IGN runs no code.
-    unsafe { nix::sys::signal::signal(Signal::SIGPIPE, SigHandler::SigIgn) }?;
+    let _ = unsafe { nix::sys::signal::signal(Signal::SIGPIPE, SigHandler::SigIgn) };
     // Blocked except while waiting (see `wait_for`), so none is missed
     // between a check and the wait; the spawn clears the mask for the
     // program.
-    wake_set().thread_block()?;
-    prctl::set_child_subreaper(true)?;
-    prctl::set_pdeathsig(Signal::SIGTERM)?;
-    if getppid() != parent {
-        return Err(Errno::ESRCH);
-    }
-    Ok(())
+    let _ = wake_set().thread_block();
+    let _ = prctl::set_child_subreaper(true);
+    let _ = prctl::set_pdeathsig(Signal::SIGTERM);
+    getppid() == parent
 }
 
 /// Set by TERM, INT or HUP: the program's group is being stopped.

@@ -25,9 +25,11 @@ const SELF: &str = "/proc/self/exe";
 /// [`super::take_over`]).
 static ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// Marks this executable as `hrr`, able to run the supervisor.
+/// Marks this executable as `hrr`, able to run the supervisor, where
+/// `/proc` is mounted (the supervisor is found, and finds descendants,
+/// there).
 pub(super) fn enable() {
-    ENABLED.store(true, Ordering::SeqCst);
+    ENABLED.store(std::path::Path::new(SELF).exists(), Ordering::SeqCst);
 }
 
 /// Whether programs are started through the supervisor.
