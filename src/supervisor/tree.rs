@@ -71,14 +71,12 @@ pub fn kill_outside(group: i32) {
 /// SIGKILLs every descendant of this process and reaps them, again and
 /// again, until `waitpid` reports no child left (or [`KILL_LIMIT`] passed).
 /// This process is the child subreaper, so a descendant whose parent died
-/// becomes its child: when it has no child, nothing is left below it.
+/// becomes its child: when it has no child, nothing is left below it (and
+/// `/proc` is not even read).
 pub fn kill_all() {
     let me = std::process::id() as i32;
     let until = Instant::now() + KILL_LIMIT;
     loop {
-        for p in descendants(me, &table()) {
-            let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
-        }
         loop {
             match waitpid(None::<Pid>, Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::StillAlive) => break,
@@ -88,6 +86,9 @@ pub fn kill_all() {
         }
         if Instant::now() >= until {
             return;
+        }
+        for p in descendants(me, &table()) {
+            let _ = kill(Pid::from_raw(p.pid), Signal::SIGKILL);
         }
         std::thread::sleep(Duration::from_millis(10));
     }
