@@ -538,3 +538,18 @@ fn an_hrr_exec_timeout_stops_the_descendants_that_left_the_programs_group() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), "true 9");
     assert_all_end(&started, "hrr.exec after its timeout");
 }
+
+#[test]
+fn the_hidden_supervisor_mode_refuses_a_hand_made_command_line_and_is_listed_nowhere() {
+    let sb = Sandbox::new();
+    for args in [
+        &["__supervise"][..],
+        &["__supervise", "1", "2", "x", "true"],
+    ] {
+        let out = sb.hrr().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out), "error: __supervise is internal to hrr\n");
+    }
+    let list = sb.hrr().args(["--list", "-v"]).output().unwrap();
+    assert!(!common::stdout(&list).contains("supervise"));
+}
