@@ -125,7 +125,10 @@ pub fn check(kind: Kind, value: toml::Value) -> anyhow::Result<toml::Value> {
                 .map(i64::from)
                 .with_context(|| format!("expected a whole number, found \"{s}\""))?,
         ),
-        (Kind::Duration, V::Integer(i)) if i >= 0 => V::Integer(i),
+        (Kind::Duration, V::Integer(i)) if i >= 0 => {
+            within_max_duration(Duration::from_secs(i.unsigned_abs()), &i.to_string())?;
+            V::Integer(i)
+        }
         (Kind::Duration, V::String(s)) => {
             parse_duration(&s)?;
             V::String(s)
@@ -187,14 +190,28 @@ fn parse_bool(s: &str) -> anyhow::Result<bool> {
 /// (`"90s"`, `"30m"`, `"1h"`, `"1h 30m"`). `"0"` means no limit.
 pub fn parse_duration(s: &str) -> anyhow::Result<Duration> {
     let s = s.trim();
-    if let Ok(secs) = s.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
+    let d = match s.parse::<u64>() {
+        Ok(secs) => Duration::from_secs(secs),
+        Err(_) => humantime::parse_duration(s).map_err(|e| {
+            anyhow::anyhow!(
+                "expected a duration such as 90, \"90s\", \"30m\", \"1h\", found \"{s}\" ({e})"
+            )
+        })?,
+    };
+    within_max_duration(d, s)
+}
+
+/// The longest time limit `hrr` accepts. A deadline is "now + limit", and
+/// far beyond this the clock cannot represent it.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// `d` when it is at most [`MAX_DURATION`]; otherwise an error quoting
+/// `given` and saying that 0 means no limit.
+pub fn within_max_duration(d: Duration, given: &str) -> anyhow::Result<Duration> {
+    if d > MAX_DURATION {
+        bail!("the duration \"{given}\" is longer than the longest hrr accepts (366 days); use 0 for no limit");
     }
-    humantime::parse_duration(s).map_err(|e| {
-        anyhow::anyhow!(
-            "expected a duration such as 90, \"90s\", \"30m\", \"1h\", found \"{s}\" ({e})"
-        )
-    })
+    Ok(d)
 }
 
 /// Parses a size in bytes: `"536870912"`, `"512MiB"`, `"1GiB"`, `"64KiB"`,
@@ -233,6 +250,17 @@ mod tests {
         assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn durations_past_the_clock_are_refused_not_wrapped() {
+        assert_eq!(parse_duration("366d").unwrap(), MAX_DURATION);
+        for huge in ["9223372036854775807", "584542046090y", "367d"] {
+            let err = parse_duration(huge).unwrap_err().to_string();
+            assert!(err.contains("longer than the longest hrr accepts"), "{err}");
+        }
+        let err = check(Kind::Duration, toml::Value::Integer(i64::MAX)).unwrap_err();
+        assert!(err.to_string().contains("use 0 for no limit"), "{err}");
     }
 
     #[test]

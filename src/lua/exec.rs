@@ -27,8 +27,8 @@ fn options(opts: Option<Table>) -> mlua::Result<ExecOptions> {
     };
     let timeout = match t.get::<Option<mlua::Value>>("timeout")? {
         None => None,
-        Some(mlua::Value::Integer(s)) => Some(std::time::Duration::from_secs(s.max(0) as u64)),
-        Some(mlua::Value::Number(s)) => Some(std::time::Duration::from_secs_f64(s.max(0.0))),
+        Some(mlua::Value::Integer(s)) => Some(seconds(s as f64, &s.to_string())?),
+        Some(mlua::Value::Number(s)) => Some(seconds(s, &s.to_string())?),
         Some(mlua::Value::String(s)) => Some(
             crate::config::schema::parse_duration(&s.to_str()?)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.exec: timeout: {e}")))?,
@@ -47,4 +47,16 @@ fn options(opts: Option<Table>) -> mlua::Result<ExecOptions> {
         .collect();
     let cwd = t.get::<Option<String>>("cwd")?.map(Into::into);
     Ok(ExecOptions { timeout, env, cwd })
+}
+
+/// A timeout given as a number of seconds: a whole or fractional number
+/// from 0 up to the longest limit `hrr` accepts (not `math.huge`, not NaN).
+fn seconds(secs: f64, given: &str) -> mlua::Result<std::time::Duration> {
+    let fail = |why: String| mlua::Error::runtime(format!("hrr.exec: timeout: {why}"));
+    let d = std::time::Duration::try_from_secs_f64(secs).map_err(|_| {
+        fail(format!(
+            "{given} is not a number of seconds hrr can wait (use a whole or fractional number from 0, or a string such as \"30s\")"
+        ))
+    })?;
+    crate::config::schema::within_max_duration(d, given).map_err(|e| fail(e.to_string()))
 }
