@@ -5,13 +5,18 @@
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
 
 /// The most output kept per stream; the rest is read and dropped.
 const CAPTURE_LIMIT: usize = 64 << 20;
+
+/// How long the output is still read after the program exits. A background
+/// child that inherited the pipes can hold them open for ever; what arrived
+/// by then is returned and the rest is not waited for.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_secs(2);
 
 /// How a captured run is set up.
 #[derive(Clone, Debug, Default)]
@@ -65,6 +70,19 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
     let Some((program, args)) = argv.split_first() else {
         bail!("empty command line");
     };
+    if let Some(dir) = &opts.cwd {
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => bail!(
+                "cannot run '{program}' in the working directory {}: it is not a directory",
+                dir.display()
+            ),
+            Err(e) => bail!(
+                "cannot run '{program}' in the working directory {}: {e}",
+                dir.display()
+            ),
+        }
+    }
     let spawned = crate::supervisor::spawn(program.as_ref(), args, &[], |cmd| {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -81,10 +99,11 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let (status, timed_out) = wait(&mut child, spawned.pid, opts.timeout)?;
+    let until = Instant::now() + DRAIN_AFTER_EXIT;
     let mut captured = Captured {
         timed_out,
-        stdout: out.recv_timeout(Duration::from_secs(2)).unwrap_or_default(),
-        stderr: err.recv_timeout(Duration::from_secs(2)).unwrap_or_default(),
+        stdout: out.collect(until),
+        stderr: err.collect(until),
         ..Captured::default()
     };
     captured.status = status.code();
@@ -95,23 +114,41 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
     Ok(captured)
 }
 
-fn drain<R: Read + Send + 'static>(stream: Option<R>) -> mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = mpsc::channel();
+/// One output stream being read on its own thread.
+struct Drain {
+    kept: Arc<Mutex<Vec<u8>>>,
+    ended: mpsc::Receiver<()>,
+}
+
+impl Drain {
+    /// What was read when the stream ended, or by `until` if it had not.
+    fn collect(self, until: Instant) -> Vec<u8> {
+        let _ = self
+            .ended
+            .recv_timeout(until.saturating_duration_since(Instant::now()));
+        std::mem::take(&mut *self.kept.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
+
+fn drain<R: Read + Send + 'static>(stream: Option<R>) -> Drain {
+    let (tx, ended) = mpsc::channel();
+    let kept = Arc::new(Mutex::new(Vec::new()));
     if let Some(mut stream) = stream {
+        let kept = Arc::clone(&kept);
         std::thread::spawn(move || {
-            let mut kept = Vec::new();
             let mut buf = [0u8; 64 * 1024];
             while let Ok(n) = stream.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
+                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
                 let room = CAPTURE_LIMIT.saturating_sub(kept.len());
                 kept.extend_from_slice(&buf[..n.min(room)]);
             }
-            let _ = tx.send(kept);
+            let _ = tx.send(());
         });
     }
-    rx
+    Drain { kept, ended }
 }
 
 fn wait(
@@ -188,6 +225,32 @@ mod tests {
         assert!(r.timed_out);
         assert_eq!(r.signal, Some(9));
         assert!(start.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn output_held_open_by_a_background_child_is_not_lost() {
+        let start = Instant::now();
+        let r = run(
+            &argv(&["sh", "-c", "echo printed; sleep 8 &"]),
+            &ExecOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(r.stdout_text(), "printed\n");
+        assert!(r.success());
+        assert!(start.elapsed() < Duration::from_secs(6));
+    }
+
+    #[test]
+    fn a_missing_working_directory_is_named() {
+        let opts = ExecOptions {
+            cwd: Some("/nonexistent/workdir".into()),
+            ..Default::default()
+        };
+        let err = run(&argv(&["true"]), &opts).unwrap_err().to_string();
+        assert!(
+            err.contains("in the working directory /nonexistent/workdir: No such file"),
+            "{err}"
+        );
     }
 
     #[test]
