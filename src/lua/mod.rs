@@ -4,6 +4,7 @@
 
 mod api;
 mod archive;
+mod budget;
 mod classify;
 mod config;
 mod exec;
@@ -23,7 +24,7 @@ use std::rc::Rc;
 
 use anyhow::anyhow;
 use mlua::chunk::ChunkMode;
-use mlua::{HookTriggers, Lua, LuaOptions, LuaSerdeExt, StdLib, VmState};
+use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib};
 
 use crate::context::Context;
 pub use names::registered_names;
@@ -38,9 +39,6 @@ pub fn to_lua<T: serde::Serialize + ?Sized>(lua: &Lua, value: &T) -> mlua::Resul
         .serialize_unit_to_null(false);
     lua.to_value_with(value, options)
 }
-
-/// How often (in VM instructions) the budget hook runs.
-const HOOK_EVERY: u32 = 10_000;
 
 /// What a workflow is started with.
 #[derive(Clone, Debug, Default)]
@@ -81,14 +79,18 @@ pub fn run_workflow(
     invocation: Invocation,
 ) -> anyhow::Result<i32> {
     let text = workflow.text()?;
-    let lua = new_state(&ctx)?;
+    let (lua, budget) = new_state(&ctx)?;
     api::register(&lua, &ctx, invocation)
         .map_err(|e| anyhow!("cannot set up the hrr Lua module: {e}"))?;
+    limit_memory(&lua, &ctx)?;
     let result = lua
         .load(text)
         .set_name(workflow.chunk_name())
         .set_mode(ChunkMode::Text)
         .call::<mlua::Value>(());
+    if budget.spent() {
+        return Err(anyhow!(budget.message()));
+    }
     let code = match result {
         Ok(mlua::Value::Integer(code)) => code as f64,
         Ok(mlua::Value::Number(n)) => n,
@@ -119,35 +121,38 @@ fn exit_code(value: f64) -> Option<i32> {
     (value.fract() == 0.0 && (0.0..=255.0).contains(&value)).then_some(value as i32)
 }
 
-/// A fresh sandboxed Lua state with the budget hook and memory limit of
-/// `ctx.config`.
-fn new_state(ctx: &Context) -> anyhow::Result<Lua> {
+/// A fresh sandboxed Lua state with the instruction budget of `ctx.config`
+/// (unlimited when unset). The memory limit is set by [`limit_memory`] once
+/// the `hrr` module is registered.
+fn new_state(ctx: &Context) -> anyhow::Result<(Lua, Rc<budget::Budget>)> {
     let libs = StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8 | StdLib::COROUTINE;
     let lua =
         Lua::new_with(libs, LuaOptions::default()).map_err(|e| anyhow!("cannot start Lua: {e}"))?;
-    let max_memory = ctx.config.size("lua.max_memory").unwrap_or(512 << 20);
-    lua.set_memory_limit(usize::try_from(max_memory).unwrap_or(usize::MAX))
-        .map_err(|e| anyhow!("cannot set the Lua memory limit: {e}"))?;
     let max = ctx
         .config
         .int("lua.max_instructions")
         .map_or(u64::MAX, |n| n as u64);
-    let used = std::cell::Cell::new(0u64);
-    lua.set_hook(
-        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-        move |_, _| {
-            used.set(used.get() + u64::from(HOOK_EVERY));
-            if used.get() > max {
-                return Err(mlua::Error::runtime(format!(
-                    "script stopped: it ran more than {max} Lua instructions (raise lua.max_instructions if that is intended)"
-                )));
-            }
-            Ok(VmState::Continue)
-        },
-    )
-    .map_err(|e| anyhow!("cannot install the Lua instruction budget: {e}"))?;
+    let budget = budget::install(&lua, max)
+        .map_err(|e| anyhow!("cannot install the Lua instruction budget: {e}"))?;
     restrict_globals(&lua).map_err(|e| anyhow!("cannot sandbox Lua: {e}"))?;
-    Ok(lua)
+    Ok((lua, budget))
+}
+
+/// Applies `lua.max_memory` (default 512 MiB). A limit that the state
+/// already exceeds, with the `hrr` module loaded and nothing run yet, could
+/// never run a script: it is refused with the size needed.
+fn limit_memory(lua: &Lua, ctx: &Context) -> anyhow::Result<()> {
+    let max_memory = ctx.config.size("lua.max_memory").unwrap_or(512 << 20);
+    let limit = usize::try_from(max_memory).unwrap_or(usize::MAX);
+    let used = lua.used_memory();
+    if limit <= used {
+        return Err(anyhow!(
+            "lua.max_memory is {max_memory} bytes, too small: the hrr Lua module alone takes {used} bytes before a script runs; raise it (the default is 512MiB)"
+        ));
+    }
+    lua.set_memory_limit(limit)
+        .map_err(|e| anyhow!("cannot set the Lua memory limit: {e}"))?;
+    Ok(())
 }
 
 /// Removes the base-library functions that reach the file system or load

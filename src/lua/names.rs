@@ -21,7 +21,7 @@ pub fn registered_names() -> anyhow::Result<Vec<String>> {
         config: Config::with_overrides(&[])?,
         ui: Ui::new(true, false, ColorChoice::Never),
     });
-    let lua = new_state(&ctx)?;
+    let (lua, _budget) = new_state(&ctx)?;
     api::register(&lua, &ctx, Invocation::default())
         .map_err(|e| anyhow!("cannot build the hrr Lua module: {e}"))?;
     let mut names = collect(&lua).map_err(|e| anyhow!("cannot list the hrr Lua module: {e}"))?;
