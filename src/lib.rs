@@ -23,4 +23,5 @@ pub mod safety;
 pub mod suggest;
 pub mod supervisor;
 pub mod ui;
+pub mod user_input;
 pub mod workdir;

@@ -22,7 +22,6 @@ pub use facts::ArchiveFacts;
 
 use crate::finding::{Finding, ReplayInfo};
 use anyhow::Context as _;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::PathBuf;
 
@@ -199,7 +198,7 @@ pub fn classify(
 ) -> anyhow::Result<Finding> {
     let mut c = Classifier::new();
     for path in inputs {
-        let file = File::open(path)
+        let file = crate::user_input::open(path)
             .with_context(|| format!("cannot read replay log {}", path.display()))?;
         c.begin_input(path.display().to_string());
         c.feed_reader(BufReader::with_capacity(READ_BUFFER, file))

@@ -36,7 +36,7 @@ pub fn run(ctx: &Context, args: &ClassifyArgs) -> anyhow::Result<i32> {
             ctx.ui
                 .status(&format!("wrote finding to {}", path.display()));
         }
-        None => print!("{text}"),
+        None => crate::ui::print(text)?,
     }
     Ok(0)
 }
@@ -77,21 +77,11 @@ fn read_summary(path: &Path) -> anyhow::Result<ArchiveFacts> {
 
 /// A text file of at most `limit` bytes (`-` is stdin).
 pub fn read_limited(path: &Path, limit: u64) -> anyhow::Result<String> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    if path == Path::new("-") {
-        std::io::stdin()
-            .lock()
-            .take(limit + 1)
-            .read_to_end(&mut bytes)?;
+    let bytes = if path == Path::new("-") {
+        crate::user_input::read_capped(std::io::stdin().lock(), limit)?
     } else {
-        std::fs::File::open(path)?
-            .take(limit + 1)
-            .read_to_end(&mut bytes)?;
-    }
-    if bytes.len() as u64 > limit {
-        anyhow::bail!("larger than {} MiB", limit >> 20);
-    }
+        crate::user_input::read_all(path, limit)?
+    };
     String::from_utf8(bytes).context("not UTF-8 text")
 }
 

@@ -2,7 +2,6 @@
 //! replay logs plus the tables of `hrr.archive.info` (or an archive path),
 //! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
 
-use std::fs::File;
 use std::io::BufReader;
 use std::rc::Rc;
 
@@ -84,8 +83,8 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
     let mut c = Classifier::new();
     c.set_replay_skipped(opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false));
     for log in &logs {
-        let file =
-            File::open(log).map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
+        let file = crate::user_input::open(std::path::Path::new(log))
+            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
         c.begin_input(log.clone());
         c.feed_reader(BufReader::with_capacity(256 * 1024, file))
             .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;

@@ -1,7 +1,6 @@
 //! `hrr.fs.read/write/exists`: files for workflows. Writes go only under the
 //! workdir (DESIGN §8), atomically and 0600.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -27,16 +26,8 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
     t.set(
         "read",
         lua.create_function(|lua, path: String| {
-            let mut text = Vec::new();
-            std::fs::File::open(&path)
-                .and_then(|f| f.take(READ_LIMIT + 1).read_to_end(&mut text))
+            let text = crate::user_input::read_all(Path::new(&path), READ_LIMIT)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.fs.read: {path}: {e}")))?;
-            if text.len() as u64 > READ_LIMIT {
-                return Err(mlua::Error::runtime(format!(
-                    "hrr.fs.read: {path} is larger than {} MiB",
-                    READ_LIMIT >> 20
-                )));
-            }
             lua.create_string(text)
         })?,
     )?;

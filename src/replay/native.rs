@@ -86,6 +86,10 @@ pub fn check_device_node(node: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     #[cfg(unix)]
+    if let Some(kind) = crate::user_input::special_kind(std::path::Path::new(node)) {
+        bail!("cannot replay natively: replay.kfd {node} is {kind}, not the GPU device node; set replay.kfd to /dev/kfd");
+    }
+    #[cfg(unix)]
     if let Err(e) = nix::unistd::access(node, nix::unistd::AccessFlags::R_OK) {
         bail!(
             "cannot replay natively: {node} is not readable ({}); add your user to the render and video groups (`sudo usermod -aG render,video $USER`, then log in again), or replay in docker with --replay docker",

@@ -28,8 +28,16 @@ pub fn create(path: &Path) -> anyhow::Result<File> {
         .create(true)
         .truncate(true)
         .mode(0o600)
-        .custom_flags(nix::libc::O_NOFOLLOW)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // Non-blocking, a FIFO without a reader fails at once instead
+            // of blocking the open until one comes.
+            Some(nix::libc::ENXIO) => std::io::Error::other("a FIFO that nothing reads"),
+            _ => e,
+        })
+        .with_context(|| format!("cannot create the replay log {}", path.display()))?;
+    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()))
         .with_context(|| format!("cannot create the replay log {}", path.display()))?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("cannot make {} private", path.display()))?;

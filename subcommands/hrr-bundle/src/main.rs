@@ -13,6 +13,11 @@ mod manifest;
 mod output;
 mod pack;
 mod term;
+// The rule for opening a path the user named, shared with `hrr` itself;
+// the bundle uses only `open`.
+#[path = "../../../src/user_input.rs"]
+#[allow(dead_code)]
+mod user_input;
 mod verify;
 
 use std::ffi::OsString;

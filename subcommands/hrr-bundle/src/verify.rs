@@ -3,13 +3,13 @@
 //! listed size and SHA-256, nothing unlisted, the zstd stream intact.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
 use std::io::{self, BufReader, Read};
 use std::path::Path;
 
 use anyhow::Context as _;
 
 use crate::digest::{hash_stream, BUF_SIZE};
+use crate::user_input;
 use crate::manifest::{
     is_safe_path, BundleManifest, FileRecord, Totals, MANIFEST_MAX_BYTES, MANIFEST_NAME,
 };
@@ -24,7 +24,7 @@ struct Problem {
 /// Checks `bundle`; prints `ok: N files, M bytes` (exit 0) or one line per
 /// problem on stdout and an `error:` summary on stderr (exit 1).
 pub fn run(bundle: &Path) -> anyhow::Result<i32> {
-    let file = File::open(bundle).with_context(|| format!("bundle {}", bundle.display()))?;
+    let file = user_input::open(bundle).with_context(|| format!("bundle {}", bundle.display()))?;
     let name = bundle.display().to_string();
     let (totals, problems) = check(file, &name);
     if problems.is_empty() {
@@ -44,7 +44,7 @@ pub fn run(bundle: &Path) -> anyhow::Result<i32> {
 }
 
 /// The listed totals and every problem found in the bundle read from `file`.
-fn check(file: File, name: &str) -> (Totals, Vec<Problem>) {
+fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
     let mut problems = Vec::new();
     let damaged = |e: io::Error| Problem {
         path: name.to_string(),
