@@ -20,28 +20,42 @@ use crate::ui::Ui;
 /// Runs `hrr` with `argv` and returns the process exit code. Errors are
 /// printed here as one `error:` line.
 pub fn run(argv: Vec<OsString>) -> i32 {
-    match parse(argv).and_then(execute) {
+    match parse(argv).and_then(|cli| execute(cli, &[])) {
         Ok(code) => code,
         Err(err) => {
             if let Some(clap_err) = err.downcast_ref::<clap::Error>() {
                 return print_clap(clap_err);
             }
-            let code = error::exit_code(&err);
-            eprintln!("error: {}", error::one_line(&err));
-            code
+            report(&err)
         }
     }
 }
 
+/// Prints `err` as the one `error:` line and returns its exit code.
+fn report(err: &anyhow::Error) -> i32 {
+    crate::ui::stderr_line(&format!("error: {}", error::one_line(err)));
+    error::exit_code(err)
+}
+
 fn print_clap(err: &clap::Error) -> i32 {
     use clap::error::ErrorKind;
-    let _ = err.print();
+    let printed = err.print();
     match err.kind() {
         ErrorKind::DisplayHelp
         | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => 0,
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => match printed {
+            Ok(()) => 0,
+            Err(e) => report(&crate::ui::stdout_error(e)),
+        },
         _ => 1,
     }
+}
+
+/// `hrr`'s own help on stdout.
+fn print_help() -> anyhow::Result<i32> {
+    let help = Cli::command().render_help().to_string();
+    crate::ui::print(help)?;
+    Ok(0)
 }
 
 fn parse(argv: Vec<OsString>) -> anyhow::Result<Cli> {
@@ -89,14 +103,15 @@ fn context(global: &GlobalArgs) -> anyhow::Result<Context> {
     })
 }
 
-fn execute(cli: Cli) -> anyhow::Result<i32> {
+/// Runs `cli`; `aliases` are the aliases being expanded to reach it, outermost
+/// first, so a cycle among them is an error rather than endless recursion.
+fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
     let ctx = context(&cli.global)?;
     if cli.list {
         return commands::list::run(&ctx);
     }
     let Some(command) = cli.command else {
-        Cli::command().print_help()?;
-        return Ok(0);
+        return print_help();
     };
     match command {
         Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
@@ -113,7 +128,7 @@ fn execute(cli: Cli) -> anyhow::Result<i32> {
         Builtin::LuaTypes => commands::lua_types::run(),
         Builtin::Schema { document } => commands::schema::run(document),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
-        Builtin::External(words) => not_builtin(ctx, cli.global, words),
+        Builtin::External(words) => not_builtin(ctx, cli.global, words, aliases),
     }
 }
 
@@ -133,12 +148,17 @@ pub fn builtin_names() -> Vec<(String, String)> {
         .collect()
 }
 
-fn not_builtin(ctx: Context, global: GlobalArgs, words: Vec<String>) -> anyhow::Result<i32> {
+fn not_builtin(
+    ctx: Context,
+    global: GlobalArgs,
+    words: Vec<String>,
+    aliases: &[&str],
+) -> anyhow::Result<i32> {
     let (name, rest) = words
         .split_first()
         .ok_or_else(|| anyhow!("no command given"))?;
     if let Some(expansion) = ctx.config.aliases().get(name) {
-        return run_alias(global, name, expansion, rest);
+        return run_alias(global, aliases, name, expansion, rest);
     }
     if let Some(workflow) = lua::scripts::find(&ctx.config, name) {
         return lua::run_workflow(
@@ -153,12 +173,21 @@ fn not_builtin(ctx: Context, global: GlobalArgs, words: Vec<String>) -> anyhow::
     Err(unknown_command(&ctx, name))
 }
 
+/// Runs alias `name`, reached by expanding the aliases `outer`.
 fn run_alias(
     global: GlobalArgs,
+    outer: &[&str],
     name: &str,
     expansion: &str,
     rest: &[String],
 ) -> anyhow::Result<i32> {
+    let expanding = [outer, &[name]].concat();
+    if outer.contains(&name) {
+        return Err(anyhow!(
+            "the aliases expand in a cycle: {}; change one of them in [alias] of the config",
+            expanding.join(" -> ")
+        ));
+    }
     let mut argv: Vec<OsString> = vec!["hrr".into()];
     argv.extend(expansion.split_whitespace().map(OsString::from));
     argv.extend(rest.iter().map(OsString::from));
@@ -176,7 +205,7 @@ fn run_alias(
     if cli.global.color == crate::ui::ColorChoice::Auto {
         cli.global.color = global.color;
     }
-    execute(cli)
+    execute(cli, &expanding)
 }
 
 fn unknown_command(ctx: &Context, name: &str) -> anyhow::Error {
@@ -195,17 +224,16 @@ fn unknown_command(ctx: &Context, name: &str) -> anyhow::Error {
 
 fn help(ctx: &Context, command: Option<&str>) -> anyhow::Result<i32> {
     let Some(name) = command else {
-        Cli::command().print_help()?;
-        return Ok(0);
+        return print_help();
     };
     let mut root = Cli::command();
     root.build();
     if let Some(sub) = root.find_subcommand_mut(name) {
-        sub.print_help()?;
+        crate::ui::print(sub.render_help().to_string())?;
         return Ok(0);
     }
     if let Some(workflow) = lua::scripts::find(&ctx.config, name) {
-        print!("{}", workflow.help());
+        crate::ui::print(workflow.help())?;
         return Ok(0);
     }
     if let Some(path) = external::find(name) {

@@ -1,9 +1,13 @@
-//! Terminal conventions: `[hrr]` status lines on stderr, quiet/verbose, colour.
+//! Terminal conventions: `[hrr]` status lines on stderr, quiet/verbose,
+//! colour, and the two ways out of the process.
 //!
-//! stdout carries the product only (DESIGN §3.3); everything here goes to
-//! stderr.
+//! stdout carries the product only (DESIGN §3.3) and is written through
+//! [`print`], so a full disk behind it is an error naming stdout rather than
+//! the panic of `print!`. stderr is written through [`stderr_line`] and the
+//! [`Ui`] methods, which drop a failed write: there is nowhere left to report
+//! it, and a diagnostic must never end the process.
 
-use std::io::{IsTerminal, Write};
+use std::io::{self, IsTerminal, Write};
 
 /// When to colour output (`--color`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -71,18 +75,17 @@ impl Ui {
     /// Prints `msg` on stderr only with `-v`.
     pub fn detail(&self, msg: &str) {
         if self.verbose && !self.quiet {
-            let _ = writeln!(std::io::stderr().lock(), "{}", inert(msg));
+            stderr_line(&inert(msg));
         }
     }
 
     fn line(&self, tag: &str, sgr: &str, msg: &str) {
-        let mut err = std::io::stderr().lock();
         let msg = inert(msg);
-        let _ = if self.color {
-            writeln!(err, "\x1b[{sgr}m{tag}\x1b[0m {msg}")
+        if self.color {
+            stderr_line(&format!("\x1b[{sgr}m{tag}\x1b[0m {msg}"));
         } else {
-            writeln!(err, "{tag} {msg}")
-        };
+            stderr_line(&format!("{tag} {msg}"));
+        }
     }
 
     /// `-v` was given.
@@ -104,6 +107,32 @@ impl Ui {
     pub fn stderr_is_tty(&self) -> bool {
         self.stderr_tty
     }
+}
+
+/// Writes `bytes` to stdout and flushes. A closed pipe is not an error (on
+/// Unix `hrr … | head` ends by SIGPIPE before this sees it; elsewhere the
+/// output simply stops); any other failure is [`stdout_error`].
+pub fn print(bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes.as_ref()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(stdout_error(e)),
+        _ => Ok(()),
+    }
+}
+
+/// A failed write to stdout as an error that says so, and says "the disk is
+/// full" when it is (stdout redirected onto a full file system).
+pub fn stdout_error(e: io::Error) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::StorageFull {
+        anyhow::anyhow!("cannot write the output to stdout: the disk it goes to is full ({e})")
+    } else {
+        anyhow::anyhow!("cannot write the output to stdout: {e}")
+    }
+}
+
+/// Writes `text` and a newline to stderr; a failed write is dropped.
+pub fn stderr_line(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "{text}");
 }
 
 /// `text` with every control character except newline and tab replaced by

@@ -873,3 +873,154 @@ fn bad_input_matrix() {
         failures.join("\n")
     );
 }
+
+/// Values that used to panic or recurse without end: an alias cycle and
+/// time limits past what the clock can hold.
+fn overflow_cases() -> Vec<Case> {
+    vec![
+        fails(
+            "panic: an alias cycle",
+            "the aliases expand in a cycle: a -> b -> a",
+            |d| with_config(d, "[alias]\na = \"b\"\nb = \"a\"\n", &["a"]),
+        ),
+        fails(
+            "panic: --timeout of i64::MAX seconds",
+            "the duration \"9223372036854775807\" is longer than the longest hrr accepts",
+            |d| {
+                run(&[
+                    "triage",
+                    &p(&good_root(d)),
+                    "--no-replay",
+                    "--timeout",
+                    "9223372036854775807",
+                ])
+            },
+        ),
+        fails(
+            "panic: replay --timeout of 584542046090 years",
+            "the duration \"584542046090y\" is longer than the longest hrr accepts",
+            |d| run(&["replay", &p(&good_root(d)), "--timeout", "584542046090y"]),
+        ),
+        fails(
+            "panic: replay.timeout of i64::MAX in a config file",
+            "config.toml:2: key 'replay.timeout': the duration \"9223372036854775807\" is longer",
+            |d| {
+                with_config(
+                    d,
+                    "[replay]\ntimeout = 9223372036854775807\n",
+                    &["config", "show"],
+                )
+            },
+        ),
+        fails(
+            "panic: hrr.replay.run with a timeout of 584542046090 years",
+            "is longer than the longest hrr accepts (366 days)",
+            |d| {
+                let root = p(&good_root(d));
+                lua(
+                    d,
+                    &format!("hrr.replay.run{{archive = {root:?}, timeout = '584542046090y'}}\n"),
+                    &[],
+                )
+            },
+        ),
+        fails(
+            "panic: hrr.replay.run with a timeout of math.huge",
+            "hrr.replay.run timeout",
+            |d| {
+                let root = p(&good_root(d));
+                lua(
+                    d,
+                    &format!("hrr.replay.run{{archive = {root:?}, timeout = math.huge}}\n"),
+                    &[],
+                )
+            },
+        ),
+    ]
+}
+
+#[test]
+fn overflow_matrix() {
+    let failures: Vec<String> = overflow_cases()
+        .iter()
+        .filter_map(|case| check(case).err().map(|e| format!("{}: {e}", case.name)))
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `hrr args…` from inside a fresh sandbox's `in/` with stdout and/or
+/// stderr on /dev/full.
+fn onto_full(args: &[String], stdout_full: bool, stderr_full: bool) -> Output {
+    use std::process::Stdio;
+    let full = || Stdio::from(fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    let sb = Sandbox::new();
+    let mut cmd = sb.hrr_process();
+    cmd.env("RUST_BACKTRACE", "1").args(args);
+    cmd.stdout(if stdout_full { full() } else { Stdio::piped() });
+    cmd.stderr(if stderr_full { full() } else { Stdio::piped() });
+    cmd.output().unwrap()
+}
+
+#[test]
+fn stdout_on_a_full_disk_is_one_error_line_in_every_command() {
+    let sb = Sandbox::new();
+    let d = sb.path();
+    let root = p(&good_root(d));
+    let log = p(&file(d, "a.log", b"[HRR] PASS\n"));
+    let script = p(&file(d, "out.lua", b"hrr.out('hello')\n"));
+    let finding = {
+        let out = sb
+            .hrr()
+            .args(["classify", "--log", &log, "--format", "json"])
+            .output()
+            .unwrap();
+        p(&file(d, "f.json", &out.stdout))
+    };
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["config", "show"],
+        vec!["config", "path"],
+        vec!["config", "get", "replay.timeout"],
+        vec!["archive", "info", &root],
+        vec!["archive", "info", &root, "--json"],
+        vec!["archive", "events", &root],
+        vec!["classify", "--log", &log],
+        vec!["render", &finding],
+        vec!["triage", &root, "--no-replay"],
+        vec!["run", &script],
+        vec!["--list"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["lua-types"],
+        vec!["--help"],
+        vec!["help", "triage"],
+    ];
+    let mut wrong = Vec::new();
+    for argv in &commands {
+        let args: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let out = onto_full(&args, true, false);
+        let err = stderr(&out);
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        let named = errors.len() == 1
+            && errors[0].contains("cannot write the output to stdout: the disk it goes to is full");
+        if out.status.code() != Some(1) || !named || err.contains("panicked") {
+            wrong.push(format!("{argv:?}: exit {:?}: {}", out.status.code(), head(&err)));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn stderr_on_a_full_disk_never_panics() {
+    let sb = Sandbox::new();
+    let root = p(&good_root(sb.path()));
+    for (argv, code) in [
+        (vec!["frobnicate"], 1),
+        (vec!["archive", "info", "/nonexistent.hrr"], 1),
+        (vec!["-v", "triage", root.as_str(), "--no-replay"], 0),
+    ] {
+        let args: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
+        let out = onto_full(&args, false, true);
+        assert_eq!(out.status.code(), Some(code), "{argv:?}");
+        assert!(!stdout(&out).contains("panicked"), "{argv:?}");
+    }
+}

@@ -21,15 +21,6 @@ pub fn run(ctx: &Context, cmd: &ArchiveCmd) -> anyhow::Result<i32> {
     }
 }
 
-/// Writes `text` to stdout; a closed pipe (`| head`) is not an error.
-pub fn emit(text: &str) -> anyhow::Result<()> {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
-}
-
 fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
     let rows = match args.kernels {
         Some(KernelRows::All) => None,
@@ -43,9 +34,9 @@ fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
                 if let Some(n) = rows {
                     s.kernels.truncate(n);
                 }
-                emit(&(serde_json::to_string_pretty(&s)? + "\n"))?;
+                crate::ui::print(serde_json::to_string_pretty(&s)? + "\n")?;
             } else {
-                emit(&report::process_text(&s, rows))?;
+                crate::ui::print(report::process_text(&s, rows))?;
             }
             if let Some(p) = s.fatal_problem() {
                 return Err(anyhow!("{}: {}", s.path, p.detail));
@@ -54,9 +45,9 @@ fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
         }
         Info::Root(r) => {
             if args.json {
-                emit(&(serde_json::to_string_pretty(&r)? + "\n"))?;
+                crate::ui::print(serde_json::to_string_pretty(&r)? + "\n")?;
             } else {
-                emit(&report::root_text(&r))?;
+                crate::ui::print(report::root_text(&r))?;
             }
             Ok(0)
         }
@@ -115,12 +106,12 @@ fn events(ctx: &Context, args: &ArchiveEventsArgs) -> anyhow::Result<i32> {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 return Ok(0);
             }
-            return Err(e.into());
+            return Err(crate::ui::stdout_error(e));
         }
         shown += 1;
     }
     match out.flush() {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e.into()),
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(crate::ui::stdout_error(e)),
         _ => {}
     }
     if shown == limit {

@@ -11,7 +11,9 @@ use crate::{external, lua};
 /// Prints the completion script for `shell`.
 pub fn run(ctx: &Context, shell: clap_complete::Shell) -> anyhow::Result<i32> {
     let mut cmd = with_runtime_commands(ctx, Cli::command());
-    clap_complete::generate(shell, &mut cmd, "hrr", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "hrr", &mut script);
+    crate::ui::print(script)?;
     Ok(0)
 }
 
@@ -74,6 +76,6 @@ pub fn man(command: Option<&str>) -> anyhow::Result<i32> {
     };
     let mut out = Vec::new();
     clap_mangen::Man::new(page).render(&mut out)?;
-    std::io::Write::write_all(&mut std::io::stdout(), &out)?;
+    crate::ui::print(out)?;
     Ok(0)
 }

@@ -13,18 +13,18 @@ use crate::context::Context;
 pub fn run(ctx: &Context, cmd: &ConfigCmd) -> anyhow::Result<i32> {
     match cmd {
         ConfigCmd::Show { origin } => {
-            print!("{}", show(&ctx.config, *origin));
+            crate::ui::print(show(&ctx.config, *origin))?;
             Ok(0)
         }
         ConfigCmd::Path => {
             for f in ctx.config.files() {
                 let state = if f.exists { "exists" } else { "missing" };
-                println!(
-                    "{:<9} {:<8} {}",
+                crate::ui::print(format!(
+                    "{:<9} {:<8} {}\n",
                     format!("{:?}", f.role).to_lowercase(),
                     state,
                     f.path.display()
-                );
+                ))?;
             }
             Ok(0)
         }
@@ -85,7 +85,7 @@ pub fn show(config: &Config, origin: bool) -> String {
 
 fn get(config: &Config, key: &str) -> anyhow::Result<i32> {
     if key == "output.workdir" {
-        println!("{}", crate::workdir::configured(config).display());
+        crate::ui::print(format!("{}\n", crate::workdir::configured(config).display()))?;
         return Ok(0);
     }
     if schema::spec(key).is_none()
@@ -98,8 +98,8 @@ fn get(config: &Config, key: &str) -> anyhow::Result<i32> {
         bail!("unknown key '{key}'{hint}");
     }
     match config.get(key) {
-        Some(toml::Value::String(s)) => println!("{s}"),
-        Some(v) => println!("{v}"),
+        Some(toml::Value::String(s)) => crate::ui::print(format!("{s}\n"))?,
+        Some(v) => crate::ui::print(format!("{v}\n"))?,
         None => return Err(anyhow!("'{key}' is not set")),
     }
     Ok(0)

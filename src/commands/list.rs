@@ -79,7 +79,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<i32> {
             }
         }
     }
-    print!("{out}");
+    crate::ui::print(out)?;
     Ok(0)
 }
 

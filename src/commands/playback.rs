@@ -12,7 +12,7 @@ use crate::playback::{self, FoundBy};
 pub fn run(ctx: &Context, args: &PlaybackArgs) -> anyhow::Result<i32> {
     let loc = playback::locate(ctx, args.build)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&loc)?);
+        crate::ui::print(serde_json::to_string_pretty(&loc)? + "\n")?;
         return Ok(0);
     }
     let how = match (loc.how, loc.built) {
@@ -35,6 +35,6 @@ pub fn run(ctx: &Context, args: &PlaybackArgs) -> anyhow::Result<i32> {
         }
         None => out.push_str("  archive format version: unknown (--version gave none)\n"),
     }
-    print!("{}", crate::ui::inert(&out));
+    crate::ui::print(crate::ui::inert(&out))?;
     Ok(0)
 }

@@ -35,9 +35,9 @@ pub fn run(ctx: &Context, args: &PreflightArgs) -> anyhow::Result<i32> {
     };
     let report = preflight::check(&ctx, &args.archive, &opts)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        crate::ui::print(serde_json::to_string_pretty(&report)? + "\n")?;
     } else {
-        print!("{}", report.to_markdown());
+        crate::ui::print(report.to_markdown())?;
     }
     match report.status {
         Status::Blocked => Err(Failure::new(

@@ -17,6 +17,6 @@ pub fn run(ctx: &Context, args: &RenderArgs) -> anyhow::Result<i32> {
         .with_context(|| format!("cannot read finding {name}"))?;
     let finding = Finding::from_json(&text)
         .with_context(|| format!("{name} is not an hrr finding (JSON, schema_version 1)"))?;
-    print!("{}", crate::render::render(&finding, format));
+    crate::ui::print(crate::render::render(&finding, format))?;
     Ok(0)
 }

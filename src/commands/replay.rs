@@ -40,9 +40,9 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
     }
     let result = replay::run(&ctx, &req)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        crate::ui::print(serde_json::to_string_pretty(&result)? + "\n")?;
     } else {
-        print!("{}", markdown(&args.archive.display().to_string(), &result));
+        crate::ui::print(markdown(&args.archive.display().to_string(), &result))?;
     }
     Ok(0)
 }

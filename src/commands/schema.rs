@@ -14,7 +14,7 @@ use crate::preflight::PreflightReport;
 pub fn run(document: SchemaDocument) -> anyhow::Result<i32> {
     let mut text = serde_json::to_string_pretty(&schema(document))?;
     text.push('\n');
-    crate::commands::archive::emit(&text)?;
+    crate::ui::print(&text)?;
     Ok(0)
 }
 

@@ -29,10 +29,8 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     hrr.set(
         "out",
         lua.create_function(|_, text: mlua::LuaString| {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&text.as_bytes())
-                .and_then(|()| out.flush())
-                .map_err(mlua::Error::external)
+            crate::ui::print(&*text.as_bytes())
+                .map_err(|e| mlua::Error::runtime(format!("hrr.out: {e:#}")))
         })?,
     )?;
     let c = Rc::clone(ctx);
@@ -85,8 +83,10 @@ fn confirm(question: &str) -> bool {
     if !interactive() {
         return false;
     }
-    eprint!("{} [y/N] ", crate::ui::inert(question));
-    let _ = std::io::stderr().flush();
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "{} [y/N] ", crate::ui::inert(question));
+    let _ = err.flush();
+    drop(err);
     let mut answer = String::new();
     if std::io::stdin().lock().read_line(&mut answer).is_err() {
         return false;

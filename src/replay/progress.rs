@@ -77,7 +77,7 @@ impl Display {
 
     /// Prints `text` above the progress line.
     pub fn println(&self, text: &str) {
-        self.bar.suspend(|| eprintln!("{text}"));
+        self.bar.suspend(|| crate::ui::stderr_line(text));
     }
 
     /// Removes the progress line.
