@@ -2,6 +2,9 @@
 -- LuaCATS annotations of the `hrr` module that hrr Lua workflows see, for
 -- lua-language-server. Print them with `hrr lua-types`; the reference is
 -- docs/lua-api.md. Unknown values are nil (never a null placeholder).
+-- An integer that Lua cannot hold (2^63 or more; a pid, a trailer count or a
+-- time span from a damaged archive) arrives as its decimal string, hence
+-- `integer|string`; handing the table back to hrr reads the exact number.
 
 ---@alias hrr.Outcome "PASS"|"MAF"|"FAIL"|"ABORT"|"HANG"|"UNKNOWN"
 ---@alias hrr.FaultClass "replay_pass"|"illegal_memory_access"|"read_only_page_fault"|"replay_fatal_api"|"replay_oom"|"replay_aborted"|"replay_crashed"|"hang"|"nan_inf_divergence"|"version_mismatch"|"unknown"|"metadata_only"|"preflight_blocked"
@@ -23,8 +26,8 @@
 
 ---One `pid-*` process archive of a capture root.
 ---@class hrr.ProcessEntry
----@field pid integer
----@field parent_pid? integer
+---@field pid integer|string
+---@field parent_pid? integer|string
 ---@field state hrr.ProcessState
 ---@field events integer
 ---@field blobs integer
@@ -37,7 +40,7 @@
 ---@field root? string The capture root, when the process lives in one.
 ---@field kind "process"|"root"
 ---@field processes hrr.ProcessEntry[]
----@field chosen integer Pid of the chosen process.
+---@field chosen integer|string Pid of the chosen process.
 ---@field reason string Why it was chosen.
 ---@field leftovers string[] `pid-*` directories without events.bin.
 ---@field problems hrr.Problem[] Refused entries.
@@ -52,20 +55,20 @@
 ---@field schema_version integer
 ---@field kind "process"
 ---@field path string
----@field pid? integer
+---@field pid? integer|string
 ---@field format_version? integer
 ---@field flags? integer
 ---@field api_table? string
 ---@field state hrr.ProcessState
 ---@field complete boolean
----@field trailer { present: boolean, total_events?: integer }
+---@field trailer { present: boolean, total_events?: integer|string }
 ---@field truncated boolean
 ---@field torn_bytes integer
 ---@field records_after_trailer integer
 ---@field events integer
 ---@field kernel_launches integer
 ---@field threads integer
----@field duration_ns integer
+---@field duration_ns integer|string
 ---@field apis { id: integer, name: string, count: integer }[]
 ---@field kernels { name: string, launches: integer, code_object?: string }[]
 ---@field blobs hrr.FileRefs
@@ -82,7 +85,7 @@
 ---@field kind "root"
 ---@field path string
 ---@field processes hrr.ProcessEntry[]
----@field chosen? integer
+---@field chosen? integer|string
 ---@field reason string
 ---@field leftovers string[]
 ---@field problems hrr.Problem[]
@@ -116,7 +119,7 @@
 ---@field blobs? integer
 ---@field code_objects? integer
 ---@field threads? integer
----@field processes integer[]
+---@field processes (integer|string)[]
 
 ---@class hrr.CaptureInfo
 ---@field hip_runtime_version? string

@@ -28,8 +28,7 @@ fn table_option<T: serde::de::DeserializeOwned>(
     match opts.get::<Value>(key)? {
         Value::Nil => Ok(None),
         Value::LightUserData(p) if p.0.is_null() => Ok(None),
-        v @ Value::Table(_) => lua
-            .from_value(v)
+        v @ Value::Table(_) => super::bridge::from_lua_value(lua, v)
             .map(Some)
             .map_err(|e| err(format!("{key} is not {what}: {e}"))),
         other => Err(err(format!(

@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
+use mlua::{Lua, Table, Value};
 
 use crate::context::Context;
 use crate::finding::{Finding, Label};
@@ -32,7 +32,7 @@ pub fn from_lua(lua: &Lua, value: Value, who: &str) -> mlua::Result<Finding> {
             value.type_name()
         )));
     }
-    lua.from_value(value)
+    super::bridge::from_lua_value(lua, value)
         .map_err(|e| mlua::Error::runtime(format!("{who}: not a finding: {e}")))
 }
 

@@ -4,6 +4,7 @@
 
 mod api;
 mod archive;
+mod bridge;
 mod budget;
 mod classify;
 mod config;
@@ -24,21 +25,12 @@ use std::rc::Rc;
 
 use anyhow::anyhow;
 use mlua::chunk::ChunkMode;
-use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib};
+use mlua::{Lua, LuaOptions, StdLib};
 
 use crate::context::Context;
+pub use bridge::to_lua;
 pub use names::registered_names;
 pub use scripts::Workflow;
-
-/// Converts a Rust value to a Lua value the way workflows expect: a JSON
-/// `null` / `None` becomes `nil` (absent), not mlua's `NULL` sentinel, which
-/// Lua would treat as true (`if f.kernel_name then` must be false for a PASS).
-pub fn to_lua<T: serde::Serialize + ?Sized>(lua: &Lua, value: &T) -> mlua::Result<mlua::Value> {
-    let options = mlua::serde::SerializeOptions::new()
-        .serialize_none_to_null(false)
-        .serialize_unit_to_null(false);
-    lua.to_value_with(value, options)
-}
 
 /// What a workflow is started with.
 #[derive(Clone, Debug, Default)]
