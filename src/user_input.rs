@@ -94,16 +94,49 @@ pub fn read_capped(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// What `path` is when it is a FIFO, socket, block device or directory
-/// ("a FIFO"); `None` for a file, a character device, or a path that cannot
-/// be examined (opening it will say why). For device-node settings, where a
-/// FIFO is never right.
-pub fn special_kind(path: &Path) -> Option<&'static str> {
-    let kind = std::fs::metadata(path).ok()?.file_type();
-    if kind.is_dir() {
-        return Some("a directory");
+/// What a path is, for messages that must name the real cause ("events.bin
+/// is a directory", not "nothing recorded").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Directory,
+    /// A named pipe or a pipe.
+    Fifo,
+    /// A Unix socket.
+    Socket,
+    /// A block device (a disk).
+    BlockDevice,
+    /// A character device (`/dev/zero`, `/dev/kfd`).
+    CharDevice,
+}
+
+impl FileKind {
+    /// The kind of `path`, following symlinks; `None` when it cannot be
+    /// examined (opening it will say why).
+    pub fn of(path: &Path) -> Option<FileKind> {
+        let kind = std::fs::metadata(path).ok()?.file_type();
+        Some(if kind.is_dir() {
+            FileKind::Directory
+        } else if kind.is_file() {
+            FileKind::File
+        } else {
+            platform::special(kind)?
+        })
     }
-    platform::special_kind(kind)
+
+    /// "a directory", "a FIFO", … for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FileKind::File => "a file",
+            FileKind::Directory => "a directory",
+            FileKind::Fifo => "a FIFO",
+            FileKind::Socket => "a socket",
+            FileKind::BlockDevice => "a block device",
+            FileKind::CharDevice => "a character device",
+        }
+    }
 }
 
 fn refused(kind: io::ErrorKind, what: &str) -> io::Error {
@@ -122,7 +155,7 @@ mod platform {
 
     use nix::fcntl::{fcntl, FcntlArg, OFlag};
 
-    use super::{refused, UserFile, DEVICE_READ_LIMIT, FIFO_WRITER_WAIT};
+    use super::{refused, FileKind, UserFile, DEVICE_READ_LIMIT, FIFO_WRITER_WAIT};
 
     pub fn open(path: &Path, meta: &Metadata) -> io::Result<UserFile> {
         refuse_special(meta.file_type())?;
@@ -154,19 +187,24 @@ mod platform {
 
     /// A socket or a block device is refused; a FIFO is read.
     fn refuse_special(kind: FileType) -> io::Result<()> {
-        match special_kind(kind) {
-            Some(what) if !kind.is_fifo() => Err(refused(io::ErrorKind::InvalidInput, what)),
+        match special(kind) {
+            Some(what @ (FileKind::Socket | FileKind::BlockDevice)) => {
+                Err(refused(io::ErrorKind::InvalidInput, what.describe()))
+            }
             _ => Ok(()),
         }
     }
 
-    pub fn special_kind(kind: FileType) -> Option<&'static str> {
+    /// The kind of a file that is neither a directory nor a regular file.
+    pub fn special(kind: FileType) -> Option<FileKind> {
         if kind.is_fifo() {
-            Some("a FIFO")
+            Some(FileKind::Fifo)
         } else if kind.is_socket() {
-            Some("a socket")
+            Some(FileKind::Socket)
         } else if kind.is_block_device() {
-            Some("a block device")
+            Some(FileKind::BlockDevice)
+        } else if kind.is_char_device() {
+            Some(FileKind::CharDevice)
         } else {
             None
         }
@@ -225,10 +263,11 @@ mod platform {
     use std::io;
     use std::path::Path;
 
-    use super::UserFile;
+    use super::{FileKind, UserFile};
 
-    pub fn special_kind(_kind: std::fs::FileType) -> Option<&'static str> {
-        None
+    /// Without device nodes every other file type is a plain file.
+    pub fn special(_kind: std::fs::FileType) -> Option<FileKind> {
+        Some(FileKind::File)
     }
 
     pub fn open(path: &Path, _meta: &Metadata) -> io::Result<UserFile> {

@@ -183,11 +183,28 @@ fn is_process_dir(dir: &Path) -> bool {
     dir.join("events.bin").is_file()
 }
 
+/// Why `dir/events.bin` is there but cannot be read as the event stream
+/// ("events.bin is a directory, not a file", "events.bin: Permission
+/// denied"); `None` when it is simply absent or a readable file.
+fn events_bin_trouble(dir: &Path) -> Option<String> {
+    let events = dir.join("events.bin");
+    match fs::metadata(&events) {
+        Ok(m) if m.is_file() => None,
+        Ok(_) => crate::user_input::FileKind::of(&events)
+            .map(|kind| format!("events.bin is {}, not a file", kind.describe())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(format!("events.bin: {e}")),
+    }
+}
+
 /// Lists a capture root: its process archives (ascending pid), leftovers,
 /// refused entries, and the process triage would choose.
 pub fn list_root(root: &Path) -> anyhow::Result<RootListing> {
     let root = canonical_dir(root)?;
     if dir_name(&root).starts_with("pid-") {
+        if let Some(trouble) = events_bin_trouble(&root) {
+            bail!("{}/{trouble}", root.display());
+        }
         bail!(
             "{} has no events.bin: the process created its directory but recorded nothing (an empty process archive); point hrr at a pid-* directory that holds events.bin, or at the capture root",
             root.display()
@@ -229,7 +246,13 @@ pub fn list_root(root: &Path) -> anyhow::Result<RootListing> {
             continue;
         }
         if !is_process_dir(&path) {
-            leftovers.push(path.display().to_string());
+            match events_bin_trouble(&path) {
+                Some(trouble) => problems.push(Problem::new(
+                    "events_unreadable",
+                    format!("{name}/{trouble}"),
+                )),
+                None => leftovers.push(path.display().to_string()),
+            }
             continue;
         }
         processes.push(process_entry(&path)?);

@@ -97,8 +97,12 @@ impl Config {
         for file in &files {
             if !file.exists {
                 if file.role == FileRole::Explicit {
+                    let what = match crate::user_input::FileKind::of(&file.path) {
+                        Some(kind) => format!("is {}, not a file", kind.describe()),
+                        None => "does not exist".to_string(),
+                    };
                     return Err(anyhow!(
-                        "config file {} does not exist (named by {})",
+                        "config file {} {what} (named by {})",
                         file.path.display(),
                         if opts.config_file.is_some() {
                             "--config"

@@ -86,8 +86,15 @@ pub fn check_device_node(node: &str) -> anyhow::Result<()> {
         return Ok(());
     }
     #[cfg(unix)]
-    if let Some(kind) = crate::user_input::special_kind(std::path::Path::new(node)) {
-        bail!("cannot replay natively: replay.kfd {node} is {kind}, not the GPU device node; set replay.kfd to /dev/kfd");
+    {
+        use crate::user_input::FileKind;
+        let kind = FileKind::of(std::path::Path::new(node));
+        if let Some(kind) = kind.filter(|k| !matches!(k, FileKind::CharDevice | FileKind::File)) {
+            bail!(
+                "cannot replay natively: replay.kfd {node} is {}, not the GPU device node; set replay.kfd to /dev/kfd",
+                kind.describe()
+            );
+        }
     }
     #[cfg(unix)]
     if let Err(e) = nix::unistd::access(node, nix::unistd::AccessFlags::R_OK) {

@@ -1,0 +1,107 @@
+//! Errors name the real cause: an events.bin that is not a file, a
+//! directory hrr may not read, a config path that is a directory, a docker
+//! daemon that is down.
+#![cfg(unix)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use common::{script, stderr, Sandbox};
+
+/// Exit 1 and exactly one `error:` line, which is returned.
+fn the_error(out: &Output) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    lines[0].to_string()
+}
+
+/// `cap.hrr/pid-7/` whose events.bin is made by `make`.
+fn root_with_events(sb: &Sandbox, make: impl Fn(&Path)) -> PathBuf {
+    let root = sb.path().join("cap.hrr");
+    std::fs::create_dir_all(root.join("pid-7")).unwrap();
+    make(&root.join("pid-7/events.bin"));
+    root
+}
+
+#[test]
+fn an_events_bin_that_is_not_a_file_is_named_as_what_it_is() {
+    let cases: [(&str, fn(&Path)); 3] = [
+        ("a directory", |p| std::fs::create_dir(p).unwrap()),
+        ("a FIFO", |p| {
+            nix::unistd::mkfifo(p, nix::sys::stat::Mode::S_IRWXU).unwrap()
+        }),
+        ("a character device", |p| {
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap()
+        }),
+    ];
+    for (kind, make) in cases {
+        let sb = Sandbox::new();
+        let root = root_with_events(&sb, make);
+        let out = sb.hrr().arg("archive").arg("info").arg(&root).output().unwrap();
+        let line = the_error(&out);
+        assert!(
+            line.contains(&format!("pid-7/events.bin is {kind}, not a file")),
+            "{line}"
+        );
+        assert!(!line.contains("nothing recorded"), "{line}");
+        let out = sb
+            .hrr()
+            .arg("archive")
+            .arg("info")
+            .arg(root.join("pid-7"))
+            .output()
+            .unwrap();
+        let line = the_error(&out);
+        assert!(line.ends_with(&format!("pid-7/events.bin is {kind}, not a file")), "{line}");
+    }
+}
+
+#[test]
+fn a_process_directory_hrr_may_not_read_says_permission_denied() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let root = root_with_events(&sb, |p| std::fs::write(p, b"EHRR\x07\x00\x01\x00").unwrap());
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(sb.path(), open.clone()).unwrap();
+    std::fs::set_permissions(&root, open).unwrap();
+    std::fs::set_permissions(root.join("pid-7"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Root reads everything, so as root the check runs as nobody.
+    let hrr = assert_cmd::cargo::cargo_bin("hrr");
+    let mut cmd = if nix::unistd::geteuid().is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(hrr);
+        c
+    } else {
+        std::fs::set_permissions(root.join("pid-7"), std::fs::Permissions::from_mode(0o000))
+            .unwrap();
+        std::process::Command::new(hrr)
+    };
+    cmd.env("HRR_SITE_CONFIG", sb.site_file())
+        .env("XDG_CONFIG_HOME", sb.path().join("xdg"))
+        .current_dir("/");
+    let out = cmd.arg("archive").arg("info").arg(&root).output().unwrap();
+    let line = the_error(&out);
+    assert!(line.contains("pid-7/events.bin: Permission denied"), "{line}");
+}
+
+#[test]
+fn hrr_config_naming_a_directory_says_so() {
+    let sb = Sandbox::new();
+    let out = sb
+        .hrr()
+        .env("HRR_CONFIG", sb.path())
+        .args(["config", "show"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        the_error(&out),
+        format!(
+            "error: config file {} is a directory, not a file (named by HRR_CONFIG)",
+            sb.path().display()
+        )
+    );
+}
