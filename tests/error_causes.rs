@@ -105,3 +105,26 @@ fn hrr_config_naming_a_directory_says_so() {
         )
     );
 }
+
+#[test]
+fn a_docker_daemon_that_is_down_is_not_a_missing_player() {
+    let sb = Sandbox::new();
+    let bin = sb.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    script(
+        &bin,
+        "docker",
+        "#!/bin/sh\necho 'Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?' >&2\nexit 1\n",
+    );
+    let archive = common::write_replay_archive(&sb.path().join("cap.hrr"), 4242, &["k0"]);
+    let out = sb
+        .hrr()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .args(["-c", "docker.image=rocm/hrr:test", "replay", "--replay", "docker"])
+        .arg(&archive.dir)
+        .output()
+        .unwrap();
+    let line = the_error(&out);
+    assert!(line.contains("docker is not running: Cannot connect to the Docker daemon"), "{line}");
+    assert!(!line.contains("hrr-playback not found"), "{line}");
+}

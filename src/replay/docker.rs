@@ -187,8 +187,19 @@ fn image_player(prefix: &[String], image: &str, ld: &str) -> anyhow::Result<Stri
             timeout: Some(PROBE_TIMEOUT),
             ..Default::default()
         };
-        if crate::process::run(&argv, &opts).is_ok_and(|c| c.success()) {
-            return Ok(candidate.to_string());
+        match crate::process::run(&argv, &opts) {
+            Ok(c) if c.success() => return Ok(candidate.to_string()),
+            Ok(c) => {
+                // Docker itself failed: the image was never asked.
+                let stderr = String::from_utf8_lossy(&c.stderr);
+                if let Some(line) = stderr
+                    .lines()
+                    .find(|l| l.contains("Cannot connect to the Docker daemon"))
+                {
+                    bail!("docker is not running: {}; start the docker daemon (e.g. `sudo systemctl start docker`) and try again", line.trim());
+                }
+            }
+            Err(_) => {}
         }
     }
     bail!(
