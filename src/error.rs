@@ -49,7 +49,19 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
 /// `\n`, so an archive- or script-controlled string cannot forge terminal
 /// output or a second `error:` line.
 pub fn one_line(err: &anyhow::Error) -> String {
-    single_line(&format!("{err:#}"))
+    let mut text = format!("{err:#}");
+    if disk_full(err) {
+        text.push_str("; the disk it is written to is full");
+    }
+    single_line(&text)
+}
+
+/// A write in the chain of `err` failed for lack of space (ENOSPC), which
+/// the OS words as "No space left on device", naming no disk.
+fn disk_full(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|e| e.downcast_ref::<std::io::Error>())
+        .any(|e| e.kind() == std::io::ErrorKind::StorageFull)
 }
 
 /// `text` made inert ([`crate::ui::inert`]) and folded onto one line.
@@ -60,6 +72,17 @@ pub fn single_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(unix)]
+    fn a_full_disk_is_named_after_the_os_message() {
+        let err = anyhow::Error::new(std::io::Error::from_raw_os_error(28))
+            .context("cannot write /work/x.finding.md");
+        assert_eq!(
+            one_line(&err),
+            "cannot write /work/x.finding.md: No space left on device (os error 28); the disk it is written to is full"
+        );
+    }
 
     #[test]
     fn the_message_is_one_inert_line() {

@@ -120,14 +120,10 @@ pub fn print(bytes: impl AsRef<[u8]>) -> anyhow::Result<()> {
     }
 }
 
-/// A failed write to stdout as an error that says so, and says "the disk is
-/// full" when it is (stdout redirected onto a full file system).
+/// A failed write to stdout as an error that says so; the `io::Error` stays
+/// in the chain, so [`crate::error::one_line`] can say when the disk is full.
 pub fn stdout_error(e: io::Error) -> anyhow::Error {
-    if e.kind() == io::ErrorKind::StorageFull {
-        anyhow::anyhow!("cannot write the output to stdout: the disk it goes to is full ({e})")
-    } else {
-        anyhow::anyhow!("cannot write the output to stdout: {e}")
-    }
+    anyhow::Error::new(e).context("cannot write the output to stdout")
 }
 
 /// Writes `text` and a newline to stderr; a failed write is dropped.

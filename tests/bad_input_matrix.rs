@@ -1001,7 +1001,8 @@ fn stdout_on_a_full_disk_is_one_error_line_in_every_command() {
         let err = stderr(&out);
         let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
         let named = errors.len() == 1
-            && errors[0].contains("cannot write the output to stdout: the disk it goes to is full");
+            && errors[0].contains("cannot write the output to stdout: No space left on device")
+            && errors[0].ends_with("; the disk it is written to is full");
         if out.status.code() != Some(1) || !named || err.contains("panicked") {
             wrong.push(format!("{argv:?}: exit {:?}: {}", out.status.code(), head(&err)));
         }
