@@ -128,3 +128,36 @@ fn a_docker_daemon_that_is_down_is_not_a_missing_player() {
     assert!(line.contains("docker is not running: Cannot connect to the Docker daemon"), "{line}");
     assert!(!line.contains("hrr-playback not found"), "{line}");
 }
+
+#[test]
+fn an_archive_path_that_is_not_utf8_is_read_and_shown_lossily() {
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    let root = sb
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"capture-\xff.hrr"));
+    std::fs::create_dir_all(root.join("pid-7")).unwrap();
+    std::fs::write(root.join("pid-7/events.bin"), b"EHRR\x07\x00\x01\x00").unwrap();
+    let shown = format!("{}/pid-7", root.display());
+    assert!(shown.contains('\u{fffd}'), "{shown}");
+    let out = sb.hrr().arg("archive").arg("info").arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        common::stdout(&out).starts_with(&format!("HRR archive: {shown}\n")),
+        "{}",
+        common::stdout(&out)
+    );
+    let out = sb.hrr().arg("archive").arg("events").arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = sb.write("replay.log", "[HRR] PASS\n");
+    let out = sb
+        .hrr()
+        .args(["classify", "--format", "json", "--archive"])
+        .arg(&root)
+        .arg("--log")
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(common::stdout(&out).contains(&format!("\"archive\": \"{shown}\"")));
+}

@@ -46,6 +46,10 @@ pub use self::summary::{ArchiveSummary, Problem, ProcessEntry, RootListing};
 pub struct ArchiveRef {
     /// The process archive to work on (the chosen one for a root).
     pub path: String,
+    /// The same directory as a path, exact where `path` is shown lossily
+    /// (a name that is not UTF-8); not part of the table.
+    #[serde(skip)]
+    pub dir: PathBuf,
     /// The capture root, when the process lives in one (`pid-*` parent).
     pub root: Option<String>,
     /// `"process"` when a `pid-*` directory was given, `"root"` otherwise.
@@ -70,7 +74,7 @@ pub struct ArchiveRef {
 pub fn single_process(path: &Path) -> anyhow::Result<PathBuf> {
     let r = resolve(path)?;
     if r.kind == "process" || r.processes.len() == 1 {
-        return Ok(PathBuf::from(r.path));
+        return Ok(r.dir);
     }
     let names: Vec<String> = r
         .processes
@@ -112,7 +116,7 @@ pub fn info(path: &Path) -> anyhow::Result<Info> {
     }
     let listing = list_root(&dir)?;
     if listing.processes.len() == 1 {
-        let only = PathBuf::from(&listing.processes[0].path);
+        let only = listing.processes[0].dir.clone();
         let mut summary = summarize(&only)?;
         // The root's refused entries (a symlinked pid-*) stay visible.
         summary.problems.extend(listing.problems);
@@ -135,6 +139,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<ArchiveRef> {
             .map(|p| p.display().to_string());
         return Ok(ArchiveRef {
             path: entry.path.clone(),
+            dir: entry.dir.clone(),
             root,
             kind: "process".into(),
             chosen: entry.pid,
@@ -151,6 +156,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<ArchiveRef> {
         .context("no process archive to choose")?;
     Ok(ArchiveRef {
         path: chosen.path.clone(),
+        dir: chosen.dir.clone(),
         root: Some(listing.path.clone()),
         kind: "root".into(),
         chosen: chosen.pid,
@@ -313,6 +319,7 @@ fn process_entry(dir: &Path) -> anyhow::Result<ProcessEntry> {
         blobs: FileIndex::count_blobs(dir),
         events_bin_bytes,
         path: dir.display().to_string(),
+        dir: dir.to_path_buf(),
     })
 }
 

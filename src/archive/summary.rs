@@ -184,6 +184,11 @@ pub struct ProcessEntry {
     pub events_bin_bytes: u64,
     /// Absolute path of the `pid-*` directory.
     pub path: String,
+    /// The same directory as a path, exact where `path` is shown lossily
+    /// (a name that is not UTF-8); not part of the document.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub dir: std::path::PathBuf,
 }
 
 /// The `archive info --json` document of a capture root.

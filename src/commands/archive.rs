@@ -2,7 +2,6 @@
 //! ROCm (DESIGN §3, §3.2).
 
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
 
 use anyhow::{anyhow, bail};
 
@@ -83,7 +82,7 @@ fn events(ctx: &Context, args: &ArchiveEventsArgs) -> anyhow::Result<i32> {
             target.reason
         ));
     }
-    let mut stream = Events::open(Path::new(&target.path))?;
+    let mut stream = Events::open(&target.dir)?;
     let api = args
         .api
         .as_deref()
