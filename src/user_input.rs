@@ -84,12 +84,11 @@ pub fn read_all(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
 /// error naming the limit in MiB.
 pub fn read_capped(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    reader
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
-        return Err(io::Error::other(format!(
-            "larger than {} MiB",
-            limit >> 20
-        )));
+        return Err(io::Error::other(format!("larger than {} MiB", limit >> 20)));
     }
     Ok(bytes)
 }
@@ -295,7 +294,10 @@ mod tests {
         let path = fifo(dir.path());
         let start = std::time::Instant::now();
         let err = open(&path).unwrap_err().to_string();
-        assert!(err.contains("a FIFO that nothing opened for writing"), "{err}");
+        assert!(
+            err.contains("a FIFO that nothing opened for writing"),
+            "{err}"
+        );
         assert!(start.elapsed() < FIFO_WRITER_WAIT + Duration::from_secs(2));
     }
 

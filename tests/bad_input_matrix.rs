@@ -952,7 +952,14 @@ fn overflow_matrix() {
 /// stderr on /dev/full.
 fn onto_full(args: &[String], stdout_full: bool, stderr_full: bool) -> Output {
     use std::process::Stdio;
-    let full = || Stdio::from(fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    let full = || {
+        Stdio::from(
+            fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+    };
     let sb = Sandbox::new();
     let mut cmd = sb.hrr_process();
     cmd.env("RUST_BACKTRACE", "1").args(args);
@@ -1004,7 +1011,11 @@ fn stdout_on_a_full_disk_is_one_error_line_in_every_command() {
             && errors[0].contains("cannot write the output to stdout: No space left on device")
             && errors[0].ends_with("; the disk it is written to is full");
         if out.status.code() != Some(1) || !named || err.contains("panicked") {
-            wrong.push(format!("{argv:?}: exit {:?}: {}", out.status.code(), head(&err)));
+            wrong.push(format!(
+                "{argv:?}: exit {:?}: {}",
+                out.status.code(),
+                head(&err)
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

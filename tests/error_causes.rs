@@ -19,6 +19,9 @@ fn the_error(out: &Output) -> String {
     lines[0].to_string()
 }
 
+/// Makes the `events.bin` at the given path.
+type MakeEvents = fn(&Path);
+
 /// `cap.hrr/pid-7/` whose events.bin is made by `make`.
 fn root_with_events(sb: &Sandbox, make: impl Fn(&Path)) -> PathBuf {
     let root = sb.path().join("cap.hrr");
@@ -29,7 +32,7 @@ fn root_with_events(sb: &Sandbox, make: impl Fn(&Path)) -> PathBuf {
 
 #[test]
 fn an_events_bin_that_is_not_a_file_is_named_as_what_it_is() {
-    let cases: [(&str, fn(&Path)); 3] = [
+    let cases: [(&str, MakeEvents); 3] = [
         ("a directory", |p| std::fs::create_dir(p).unwrap()),
         ("a FIFO", |p| {
             nix::unistd::mkfifo(p, nix::sys::stat::Mode::S_IRWXU).unwrap()
@@ -41,7 +44,13 @@ fn an_events_bin_that_is_not_a_file_is_named_as_what_it_is() {
     for (kind, make) in cases {
         let sb = Sandbox::new();
         let root = root_with_events(&sb, make);
-        let out = sb.hrr().arg("archive").arg("info").arg(&root).output().unwrap();
+        let out = sb
+            .hrr()
+            .arg("archive")
+            .arg("info")
+            .arg(&root)
+            .output()
+            .unwrap();
         let line = the_error(&out);
         assert!(
             line.contains(&format!("pid-7/events.bin is {kind}, not a file")),
@@ -56,7 +65,10 @@ fn an_events_bin_that_is_not_a_file_is_named_as_what_it_is() {
             .output()
             .unwrap();
         let line = the_error(&out);
-        assert!(line.ends_with(&format!("pid-7/events.bin is {kind}, not a file")), "{line}");
+        assert!(
+            line.ends_with(&format!("pid-7/events.bin is {kind}, not a file")),
+            "{line}"
+        );
     }
 }
 
@@ -73,7 +85,8 @@ fn a_process_directory_hrr_may_not_read_says_permission_denied() {
     let hrr = assert_cmd::cargo::cargo_bin("hrr");
     let mut cmd = if nix::unistd::geteuid().is_root() {
         let mut c = std::process::Command::new("setpriv");
-        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(hrr);
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(hrr);
         c
     } else {
         std::fs::set_permissions(root.join("pid-7"), std::fs::Permissions::from_mode(0o000))
@@ -85,7 +98,10 @@ fn a_process_directory_hrr_may_not_read_says_permission_denied() {
         .current_dir("/");
     let out = cmd.arg("archive").arg("info").arg(&root).output().unwrap();
     let line = the_error(&out);
-    assert!(line.contains("pid-7/events.bin: Permission denied"), "{line}");
+    assert!(
+        line.contains("pid-7/events.bin: Permission denied"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -120,12 +136,21 @@ fn a_docker_daemon_that_is_down_is_not_a_missing_player() {
     let out = sb
         .hrr()
         .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .args(["-c", "docker.image=rocm/hrr:test", "replay", "--replay", "docker"])
+        .args([
+            "-c",
+            "docker.image=rocm/hrr:test",
+            "replay",
+            "--replay",
+            "docker",
+        ])
         .arg(&archive.dir)
         .output()
         .unwrap();
     let line = the_error(&out);
-    assert!(line.contains("docker is not running: Cannot connect to the Docker daemon"), "{line}");
+    assert!(
+        line.contains("docker is not running: Cannot connect to the Docker daemon"),
+        "{line}"
+    );
     assert!(!line.contains("hrr-playback not found"), "{line}");
 }
 
@@ -140,14 +165,26 @@ fn an_archive_path_that_is_not_utf8_is_read_and_shown_lossily() {
     std::fs::write(root.join("pid-7/events.bin"), b"EHRR\x07\x00\x01\x00").unwrap();
     let shown = format!("{}/pid-7", root.display());
     assert!(shown.contains('\u{fffd}'), "{shown}");
-    let out = sb.hrr().arg("archive").arg("info").arg(&root).output().unwrap();
+    let out = sb
+        .hrr()
+        .arg("archive")
+        .arg("info")
+        .arg(&root)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         common::stdout(&out).starts_with(&format!("HRR archive: {shown}\n")),
         "{}",
         common::stdout(&out)
     );
-    let out = sb.hrr().arg("archive").arg("events").arg(&root).output().unwrap();
+    let out = sb
+        .hrr()
+        .arg("archive")
+        .arg("events")
+        .arg(&root)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let log = sb.write("replay.log", "[HRR] PASS\n");
     let out = sb

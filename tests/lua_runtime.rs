@@ -254,7 +254,9 @@ fn a_memory_limit_below_what_the_hrr_module_needs_is_named() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.starts_with("error: lua.max_memory is 1024 bytes, too small: the hrr Lua module alone takes"),
+        err.starts_with(
+            "error: lua.max_memory is 1024 bytes, too small: the hrr Lua module alone takes"
+        ),
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -267,7 +269,10 @@ fn exec_timeouts_beyond_any_clock_are_clear_errors() {
         ("math.huge", "inf is not a number of seconds hrr can wait"),
         ("1e300", "is not a number of seconds hrr can wait"),
         ("-1", "-1 is not a number of seconds hrr can wait"),
-        ("'584542046090y'", "is longer than the longest hrr accepts (366 days)"),
+        (
+            "'584542046090y'",
+            "is longer than the longest hrr accepts (366 days)",
+        ),
     ] {
         let f = sb.write(
             "t.lua",
@@ -276,7 +281,10 @@ fn exec_timeouts_beyond_any_clock_are_clear_errors() {
         let out = sb.hrr().arg("run").arg(&f).output().unwrap();
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{timeout}: {err}");
-        assert!(err.starts_with("error: t.lua:1: hrr.exec: timeout: "), "{err}");
+        assert!(
+            err.starts_with("error: t.lua:1: hrr.exec: timeout: "),
+            "{err}"
+        );
         assert!(err.contains(shown), "{timeout}: {err}");
         assert!(!err.contains("panicked"), "{err}");
     }
@@ -301,7 +309,10 @@ fn exec_in_a_missing_directory_names_the_directory() {
     let missing = sb.path().join("no-such-dir");
     let f = sb.write(
         "cwd.lua",
-        &format!("hrr.exec({{'true'}}, {{cwd = {:?}}})\n", missing.display().to_string()),
+        &format!(
+            "hrr.exec({{'true'}}, {{cwd = {:?}}})\n",
+            missing.display().to_string()
+        ),
     );
     let out = sb.hrr().arg("run").arg(&f).output().unwrap();
     assert_eq!(out.status.code(), Some(1));

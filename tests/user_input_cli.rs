@@ -52,7 +52,10 @@ fn classify_log_on_a_fifo_nothing_writes_to_fails_in_seconds() {
     let (out, took) = run(cmd);
     one_error(
         &out,
-        &["cannot read replay log", "a FIFO that nothing opened for writing"],
+        &[
+            "cannot read replay log",
+            "a FIFO that nothing opened for writing",
+        ],
     );
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
@@ -73,7 +76,11 @@ fn classify_log_on_a_fifo_with_a_writer_reads_it() {
     let (out, _) = run(cmd);
     writer.join().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("\"outcome\": \"PASS\""), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("\"outcome\": \"PASS\""),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -95,7 +102,11 @@ fn classify_log_dev_stdin_from_a_pipe_still_works() {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stdout(&out).contains("\"outcome\": \"PASS\""), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("\"outcome\": \"PASS\""),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -120,7 +131,13 @@ fn a_socket_or_directory_as_log_is_refused() {
     cmd.args(["classify", "--log", &p(&sock)]);
     one_error(&run(cmd).0, &["log.sock: a socket, not a file"]);
     let mut cmd = sb.hrr();
-    cmd.args(["classify", "--archive-info", &p(sb.path()), "--log", "/dev/null"]);
+    cmd.args([
+        "classify",
+        "--archive-info",
+        &p(sb.path()),
+        "--log",
+        "/dev/null",
+    ]);
     one_error(&run(cmd).0, &["Is a directory, not a file"]);
 }
 
@@ -132,7 +149,10 @@ fn fs_read_of_a_fifo_fails_in_seconds() {
     let mut cmd = sb.hrr();
     cmd.arg("run").arg(&script);
     let (out, took) = run(cmd);
-    one_error(&out, &["r.lua:1: hrr.fs.read:", "a FIFO that nothing opened"]);
+    one_error(
+        &out,
+        &["r.lua:1: hrr.fs.read:", "a FIFO that nothing opened"],
+    );
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
 

@@ -85,7 +85,10 @@ pub fn show(config: &Config, origin: bool) -> String {
 
 fn get(config: &Config, key: &str) -> anyhow::Result<i32> {
     if key == "output.workdir" {
-        crate::ui::print(format!("{}\n", crate::workdir::configured(config).display()))?;
+        crate::ui::print(format!(
+            "{}\n",
+            crate::workdir::configured(config).display()
+        ))?;
         return Ok(0);
     }
     if schema::spec(key).is_none()

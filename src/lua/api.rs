@@ -29,10 +29,9 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     hrr.set(
         "out",
         lua.create_function(|_, text: mlua::LuaString| {
-            crate::ui::print(&*text.as_bytes())
-                .map_err(|e| {
-                    mlua::Error::runtime(format!("hrr.out: {}", crate::error::one_line(&e)))
-                })
+            crate::ui::print(&*text.as_bytes()).map_err(|e| {
+                mlua::Error::runtime(format!("hrr.out: {}", crate::error::one_line(&e)))
+            })
         })?,
     )?;
     let c = Rc::clone(ctx);

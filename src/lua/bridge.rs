@@ -26,7 +26,10 @@ pub fn to_lua<T: serde::Serialize + ?Sized>(lua: &Lua, value: &T) -> mlua::Resul
 /// script) back as `T`. A decimal string beyond the `i64` range stands for
 /// that exact number; when reading it so does not fit `T` (a name field
 /// that merely holds such digits), the value is read as it is.
-pub fn from_lua_value<T: serde::de::DeserializeOwned>(lua: &Lua, value: mlua::Value) -> mlua::Result<T> {
+pub fn from_lua_value<T: serde::de::DeserializeOwned>(
+    lua: &Lua,
+    value: mlua::Value,
+) -> mlua::Result<T> {
     let as_is: Value = lua.from_value(value.clone())?;
     let mut widened = as_is.clone();
     if strings_to_wide(&mut widened) {
@@ -60,8 +63,12 @@ fn strings_to_wide(value: &mut Value) -> bool {
             }
             None => false,
         },
-        Value::Array(items) => items.iter_mut().fold(false, |any, v| strings_to_wide(v) | any),
-        Value::Object(map) => map.values_mut().fold(false, |any, v| strings_to_wide(v) | any),
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |any, v| strings_to_wide(v) | any),
+        Value::Object(map) => map
+            .values_mut()
+            .fold(false, |any, v| strings_to_wide(v) | any),
         _ => false,
     }
 }
@@ -95,7 +102,10 @@ mod tests {
         let value = to_lua(&lua, &facts).unwrap();
         let t = value.as_table().unwrap();
         assert_eq!(t.get::<String>("pid").unwrap(), "18446744073709551615");
-        assert_eq!(t.get::<String>("total_events").unwrap(), "9223372036854775808");
+        assert_eq!(
+            t.get::<String>("total_events").unwrap(),
+            "9223372036854775808"
+        );
         let back: Facts = from_lua_value(&lua, value.clone()).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back.pid, facts.pid);
         assert_eq!(back.total_events, facts.total_events);

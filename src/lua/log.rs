@@ -28,7 +28,10 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
     t.set(
         "error",
         lua.create_function(move |_, parts: Variadic<mlua::Value>| {
-            crate::ui::stderr_line(&format!("error: {}", crate::error::single_line(&join(&parts))));
+            crate::ui::stderr_line(&format!(
+                "error: {}",
+                crate::error::single_line(&join(&parts))
+            ));
             Ok(())
         })?,
     )?;

@@ -37,8 +37,11 @@ pub fn create(path: &Path) -> anyhow::Result<File> {
             _ => e,
         })
         .with_context(|| format!("cannot create the replay log {}", path.display()))?;
-    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()))
-        .with_context(|| format!("cannot create the replay log {}", path.display()))?;
+    nix::fcntl::fcntl(
+        &file,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
+    )
+    .with_context(|| format!("cannot create the replay log {}", path.display()))?;
     file.set_permissions(std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("cannot make {} private", path.display()))?;
     Ok(file)

@@ -9,11 +9,11 @@ use std::path::Path;
 use anyhow::Context as _;
 
 use crate::digest::{hash_stream, BUF_SIZE};
-use crate::user_input;
 use crate::manifest::{
     is_safe_path, BundleManifest, FileRecord, Totals, MANIFEST_MAX_BYTES, MANIFEST_NAME,
 };
 use crate::term::inert;
+use crate::user_input;
 
 /// One thing wrong with a bundle: the file it concerns and what.
 struct Problem {
