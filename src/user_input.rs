@@ -1,6 +1,7 @@
 //! Opening a path the user named for reading (`--log`, `--archive-info`,
-//! `replay.kfd`, `hrr bundle verify`, `hrr.fs.read`), so that every such
-//! read ends.
+//! `hrr bundle verify`, `hrr.fs.read`), so that every such read ends, and
+//! [`FileKind`], which names what a path is for settings that are checked
+//! rather than read (`replay.kfd`) and for messages about archive files.
 //!
 //! - A directory, a socket or a block device is refused where a file is
 //!   expected, before anything is opened.
