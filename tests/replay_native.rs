@@ -359,13 +359,19 @@ fn the_player_gets_its_flags_gpu_and_environment_on_a_terminal() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
+    // The archive goes last: the player takes its last non-dash argument
+    // as the archive. --max-wall-seconds is the 30m default timeout + 60 s.
+    let pid_dir = rig.pid_dir.display().to_string();
     assert_eq!(
-        &argv[2..],
+        &argv[1..],
         [
             "--sync-after-event",
             "--trace-kernels",
+            "--max-wall-seconds",
+            "1860",
             "--verbose",
-            "--timing"
+            "--timing",
+            pid_dir.as_str(),
         ]
     );
     assert_eq!(env["HIP_VISIBLE_DEVICES"], "3");
@@ -387,8 +393,84 @@ fn the_player_gets_its_flags_gpu_and_environment_on_a_terminal() {
         .assert()
         .success();
     let env: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
-    assert_eq!(env["argv"].as_array().unwrap().len(), 2, "{env}");
+    let pid_dir = rig.pid_dir.display().to_string();
+    assert_eq!(
+        env["argv"].as_array().unwrap()[1..],
+        ["--max-wall-seconds", "1860", pid_dir.as_str()],
+        "{env}"
+    );
     assert_eq!(env["LD_LIBRARY_PATH"], "/opt/rocm/lib");
+}
+
+#[test]
+fn an_option_value_in_extra_args_cannot_replace_the_archive() {
+    // An option this player does not know, with a value: the player ignores
+    // the option, so its value would be the archive if it came last
+    // (reference playback-output.md §10.1).
+    let rig = Rig::new();
+    let out = rig
+        .replay("pass")
+        .arg(&rig.root)
+        .args(["--json", "--", "--newer-option", "7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).expect("json result");
+    let log = std::fs::read_to_string(json["log"].as_str().unwrap()).unwrap();
+    assert_eq!(json["exit_code"], 0, "{log}");
+    assert!(log.contains(&rig.archive_line()), "{log}");
+    assert!(log.contains("\n[HRR] PASS\n"), "{log}");
+}
+
+#[test]
+fn the_wall_limit_follows_the_timeout_and_the_users_own_limits_are_kept() {
+    let rig = Rig::new();
+    let dump = rig.file("env.json");
+    let argv_and_env = |cmd: &mut assert_cmd::Command| {
+        cmd.env("HRR_TEST_DUMP_ENV", &dump)
+            .env("HIP_HRR_REPLAY_PROGRESS_SECONDS", "40")
+            .assert()
+            .success();
+        let env: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+        let argv: Vec<String> = env["argv"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
+        (argv, env["HIP_HRR_REPLAY_PROGRESS_SECONDS"].clone())
+    };
+    let (argv, _) = argv_and_env(rig.replay("pass").arg(&rig.root).args(["--timeout", "90s"]));
+    assert_eq!(argv[3..5], ["--max-wall-seconds", "150"], "{argv:?}");
+    let (argv, _) = argv_and_env(rig.replay("pass").arg(&rig.root).args(["--timeout", "0"]));
+    assert_eq!(argv[3..5], ["--max-wall-seconds", "0"], "0 = no limit: {argv:?}");
+
+    // The user's own --max-wall-seconds and --progress-seconds stand: no
+    // second limit, and the variable (which overrides the flag) carries
+    // the user's value, not replay.progress_seconds or hrr's environment.
+    let (argv, progress) = argv_and_env(rig.replay("pass").arg(&rig.root).args([
+        "--timeout",
+        "90s",
+        "--",
+        "--max-wall-seconds",
+        "7200",
+        "--progress-seconds",
+        "5",
+    ]));
+    let pid_dir = rig.pid_dir.display().to_string();
+    assert_eq!(
+        argv[1..],
+        [
+            "--sync-after-launch",
+            "--trace-kernels",
+            "--max-wall-seconds",
+            "7200",
+            "--progress-seconds",
+            "5",
+            pid_dir.as_str()
+        ]
+    );
+    assert_eq!(progress, "5");
 }
 
 #[test]

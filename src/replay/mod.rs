@@ -13,6 +13,7 @@
 
 #[cfg(unix)]
 mod capture;
+mod command;
 #[cfg(not(windows))]
 pub mod docker;
 pub mod gpu;
@@ -107,7 +108,7 @@ pub struct ReplayRequest {
     pub trace_kernels: bool,
     /// `HIP_HRR_REPLAY_PROGRESS_SECONDS`.
     pub progress_seconds: u32,
-    /// Appended to the player's command line.
+    /// Given to the player after hrr's flags, before the archive.
     pub extra_args: Vec<String>,
     /// The log file; `None` = `<workdir>/hrr-replay-<pid-dir>-<UTC ts>-<pid>.log`.
     pub log: Option<PathBuf>,
@@ -145,21 +146,6 @@ impl ReplayRequest {
             extra_args: config.strings("replay.extra_args"),
             log: None,
         })
-    }
-
-    /// The player's arguments after the program: `<archive> [sync flag]
-    /// [--trace-kernels] [extra…]` (DESIGN §7). `--repair` is never passed.
-    pub fn player_args(&self, archive_arg: OsString) -> anyhow::Result<Vec<OsString>> {
-        if self.extra_args.iter().any(|a| a == "--repair") {
-            bail!("refusing to pass --repair to hrr-playback: it rewrites the archive in place and erases the crash evidence");
-        }
-        let mut args = vec![archive_arg];
-        args.extend(self.sync.flag().map(OsString::from));
-        if self.trace_kernels {
-            args.push("--trace-kernels".into());
-        }
-        args.extend(self.extra_args.iter().map(OsString::from));
-        Ok(args)
     }
 }
 

@@ -1,5 +1,5 @@
-//! Native replay: `hrr-playback <pid-dir> [sync flag] [--trace-kernels]
-//! [extra…]` on this host, with `HIP_VISIBLE_DEVICES`,
+//! Native replay: `hrr-playback [sync flag] [--trace-kernels]
+//! [--max-wall-seconds N] [extra…] <pid-dir>` on this host, with `HIP_VISIBLE_DEVICES`,
 //! `HIP_HRR_REPLAY_PROGRESS_SECONDS` and a library path that never holds an
 //! empty entry (DESIGN §7, reference upstream-triage.md §2.9).
 
@@ -35,8 +35,8 @@ pub fn launch(
         env: vec![
             ("HIP_VISIBLE_DEVICES".into(), Some(gpu.to_string().into())),
             (
-                "HIP_HRR_REPLAY_PROGRESS_SECONDS".into(),
-                Some(req.progress_seconds.to_string().into()),
+                super::command::PROGRESS_ENV.into(),
+                Some(req.progress_env().into()),
             ),
             ("LD_LIBRARY_PATH".into(), ld),
         ],
