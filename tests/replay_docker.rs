@@ -139,9 +139,11 @@ fn the_docker_command_mounts_read_only_names_the_container_and_uses_no_shell() {
         "LD_LIBRARY_PATH=/opt/rocm/lib",
         IMAGE,
         "/opt/rocm/bin/hrr-playback",
-        "/arch/pid-4242",
         "--sync-after-launch",
         "--trace-kernels",
+        "--max-wall-seconds",
+        "1860",
+        "/arch/pid-4242",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -261,9 +263,12 @@ fn mount_clr_mounts_the_host_player_and_libraries_read_only() {
         "{joined}"
     );
     assert!(
-        joined.contains(&format!("{IMAGE} /opt/hrr/bin/hrr-playback /arch/pid-4242")),
+        joined.contains(&format!(
+            "{IMAGE} /opt/hrr/bin/hrr-playback --sync-after-launch"
+        )),
         "{joined}"
     );
+    assert_eq!(run.last().map(String::as_str), Some("/arch/pid-4242"));
     assert!(
         !rig.calls()
             .iter()
@@ -288,4 +293,47 @@ fn an_image_without_a_player_is_an_error_with_the_way_out() {
     );
     assert!(err.contains("docker.mount_clr"), "{err}");
     assert!(!rig.calls().iter().any(|c| c.iter().any(|a| a == "--name")));
+}
+
+#[test]
+fn the_container_gets_the_replay_environment_a_native_replay_inherits() {
+    let rig = Rig::new();
+    let dump = rig.file("env.json");
+    let out = rig
+        .replay("pass", &["docker.env=[\"MIOPEN_USER_DB_PATH\"]"])
+        .env("HRR_TEST_DUMP_ENV", &dump)
+        .env("HSA_XNACK", "1")
+        .env("HIP_HRR_REPLAY_SYNC_WATCHDOG_MS", "5000")
+        .env("AMD_LOG_LEVEL", "4")
+        .env("MIOPEN_USER_DB_PATH", "/tmp/miopen db")
+        .env("UNRELATED_SETTING", "x")
+        .args(["--", "--progress-seconds", "7"])
+        .output()
+        .unwrap();
+    let (json, log) = result(&out);
+    assert_eq!(json["exit_code"], 0, "{log}");
+    let run = rig.replay_call();
+    let joined = run.join(" ");
+    for e in [
+        "-e AMD_LOG_LEVEL=4",
+        "-e HIP_HRR_REPLAY_SYNC_WATCHDOG_MS=5000",
+        "-e HSA_XNACK=1",
+        "-e MIOPEN_USER_DB_PATH=/tmp/miopen db",
+        "-e HIP_HRR_REPLAY_PROGRESS_SECONDS=7",
+    ] {
+        assert!(joined.contains(e), "{e} missing: {joined}");
+    }
+    assert!(!joined.contains("UNRELATED_SETTING"), "{joined}");
+    let progress: Vec<&String> = run
+        .iter()
+        .filter(|a| a.starts_with("HIP_HRR_REPLAY_PROGRESS_SECONDS="))
+        .collect();
+    assert_eq!(progress.len(), 1, "set once: {run:?}");
+    // What the player inside the "container" saw.
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(env["env"]["HSA_XNACK"], "1");
+    assert_eq!(env["env"]["AMD_LOG_LEVEL"], "4");
+    assert_eq!(env["env"]["MIOPEN_USER_DB_PATH"], "/tmp/miopen db");
+    assert_eq!(env["HIP_HRR_REPLAY_PROGRESS_SECONDS"], "7");
+    assert!(env["env"].get("UNRELATED_SETTING").is_none(), "{env}");
 }

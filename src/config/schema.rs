@@ -80,6 +80,7 @@ pub const KEYS: &[KeySpec] = &[
     key("docker.clr_build", Kind::Str, &["CLR_BUILD"]),
     key("docker.extra_ld", Kind::Str, &["HRR_DOCKER_EXTRA_LD"]),
     key("docker.sudo", Kind::AutoBool, &[]),
+    key("docker.env", Kind::StrList, &[]),
     key("preflight.skip", Kind::Bool, &["HRR_SKIP_COMPAT"]),
     key("preflight.continue", Kind::Bool, &["HRR_CONTINUE"]),
     key(

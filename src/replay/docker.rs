@@ -68,14 +68,17 @@ pub fn launch(
         .ok_or_else(|| anyhow!("{} has no directory name", pid_dir.display()))?;
     let mut in_container = OsString::from(format!("{ARCH}/"));
     in_container.push(pid_name);
-    let env = [
+    let own = [
         ("HIP_VISIBLE_DEVICES", gpu.to_string()),
-        (
-            "HIP_HRR_REPLAY_PROGRESS_SECONDS",
-            req.progress_seconds.to_string(),
-        ),
+        (super::command::PROGRESS_ENV, req.progress_env()),
         ("LD_LIBRARY_PATH", ld),
     ];
+    let mut env = passed_through(
+        std::env::vars_os(),
+        &config.strings("docker.env"),
+        &own.each_ref().map(|(k, _)| *k),
+    )?;
+    env.extend(own.map(|(k, v)| format!("{k}={v}")));
     let mut command: Vec<OsString> = vec![player.into()];
     command.extend(req.player_args(in_container)?);
     let mut argv: Vec<OsString> = prefix.iter().map(OsString::from).collect();
@@ -89,14 +92,48 @@ pub fn launch(
     })
 }
 
+/// The replay-relevant variables of hrr's environment (`vars`), as `-e`
+/// values `NAME=value`, so a docker replay gets what a native one inherits:
+/// every `HIP_HRR_*` and `HSA_*`, `AMD_LOG_LEVEL`, `ROCR_VISIBLE_DEVICES`
+/// (the device mask the GPU ordinal is chosen within), and the names listed
+/// in `docker.env` (`listed`). The value is written out rather than left
+/// for docker to copy (`-e NAME`) because `sudo -n docker` runs the client
+/// with a reset environment. Names hrr sets itself (`own`) are left out, as
+/// are non-Unicode names and values; sorted by name. A listed name that
+/// cannot be a variable name is an error.
+pub fn passed_through(
+    vars: impl Iterator<Item = (OsString, OsString)>,
+    listed: &[String],
+    own: &[&str],
+) -> anyhow::Result<Vec<String>> {
+    if let Some(bad) = listed.iter().find(|n| n.is_empty() || n.contains('=')) {
+        bail!("docker.env: \"{bad}\" is not an environment variable name");
+    }
+    let relevant = |n: &str| {
+        n.starts_with("HIP_HRR_")
+            || n.starts_with("HSA_")
+            || n == "AMD_LOG_LEVEL"
+            || n == "ROCR_VISIBLE_DEVICES"
+            || listed.iter().any(|l| l == n)
+    };
+    let mut out: Vec<(String, String)> = vars
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| relevant(k) && !own.contains(&k.as_str()))
+        .collect();
+    out.sort();
+    out.dedup_by(|a, b| a.0 == b.0);
+    Ok(out.into_iter().map(|(k, v)| format!("{k}={v}")).collect())
+}
+
 /// `docker run` and its options, in the order of the issue: `--rm --init -t
 /// --name … --device=/dev/kfd --device=/dev/dri -v … -e … <image> <command>`.
 /// `-t` gives the player a terminal inside the container, so its stdout is
-/// line-buffered there too and survives `abort()`.
+/// line-buffered there too and survives `abort()`. Each `env` entry is one
+/// `-e` value, `NAME=value`.
 pub fn run_args(
     name: &str,
     mounts: &[OsString],
-    env: &[(&str, String)],
+    env: &[String],
     image: &str,
     command: Vec<OsString>,
 ) -> Vec<OsString> {
@@ -110,9 +147,9 @@ pub fn run_args(
         args.push("-v".into());
         args.push(m.clone());
     }
-    for (key, value) in env {
+    for e in env {
         args.push("-e".into());
-        args.push(format!("{key}={value}").into());
+        args.push(e.into());
     }
     args.push(image.into());
     args.extend(command);
@@ -261,8 +298,8 @@ mod tests {
     #[test]
     fn run_args_mount_read_only_and_pass_the_player_command_verbatim() {
         let root = volume(Path::new("/data/cap.hrr"), ARCH).unwrap();
-        let env = [("HIP_VISIBLE_DEVICES", "1".to_string())];
-        let cmd = vec!["hrr-playback".into(), "/arch/pid-1".into(), "$(id)".into()];
+        let env = ["HIP_VISIBLE_DEVICES=1".to_string()];
+        let cmd = vec!["hrr-playback".into(), "$(id)".into(), "/arch/pid-1".into()];
         let args = run_args("hrr-replay-1-a", &[root], &env, "img:1", cmd);
         let text: Vec<String> = args.iter().map(|a| a.to_string_lossy().into()).collect();
         assert_eq!(
@@ -282,10 +319,39 @@ mod tests {
                 "HIP_VISIBLE_DEVICES=1",
                 "img:1",
                 "hrr-playback",
-                "/arch/pid-1",
                 "$(id)",
+                "/arch/pid-1",
             ]
         );
+    }
+
+    #[test]
+    fn replay_variables_pass_through_by_name_and_hrrs_own_are_not_doubled() {
+        let set = [
+            ("HSA_XNACK", "1"),
+            ("HIP_HRR_REPLAY_SYNC_WATCHDOG_MS", "5000"),
+            ("AMD_LOG_LEVEL", "4"),
+            ("ROCR_VISIBLE_DEVICES", "2,3"),
+            ("HIP_HRR_REPLAY_PROGRESS_SECONDS", "9"),
+            ("HOME", "/home/u"),
+            ("MY_SETTING", "a b"),
+            ("PATH", "/usr/bin"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let own = ["HIP_VISIBLE_DEVICES", "HIP_HRR_REPLAY_PROGRESS_SECONDS"];
+        let got = passed_through(set.into_iter(), &["MY_SETTING".into()], &own).unwrap();
+        assert_eq!(
+            got,
+            [
+                "AMD_LOG_LEVEL=4",
+                "HIP_HRR_REPLAY_SYNC_WATCHDOG_MS=5000",
+                "HSA_XNACK=1",
+                "MY_SETTING=a b",
+                "ROCR_VISIBLE_DEVICES=2,3"
+            ]
+        );
+        let err = passed_through(std::iter::empty(), &["A=1".into()], &own).unwrap_err();
+        assert!(err.to_string().contains("\"A=1\" is not an environment variable name"));
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //!   child's pid here;
 //! * `HRR_TEST_PID_FILE` — every replay writes the player's own pid here;
 //! * `HRR_TEST_DUMP_ENV` — every replay writes its argv, the replay
-//!   environment and whether its streams are terminals here (JSON);
+//!   environment (`env`: every variable but `PATH` and `HRR_TEST_*`) and
+//!   whether its streams are terminals here (JSON);
 //! * `HRR_TEST_READER_VERSION` — the format version `--version` reports.
 //!
 //! Everything the player says about the archive (counts, kernel names,
@@ -270,6 +271,9 @@ fn write_side_files(argv: &[String]) {
             "stdout_tty": std::io::stdout().is_terminal(),
             "stderr_tty": std::io::stderr().is_terminal(),
             "own_process_group": nix::unistd::getpgid(None).ok() == Some(pid),
+            "env": std::env::vars()
+                .filter(|(k, _)| k != "PATH" && !k.starts_with("HRR_TEST_"))
+                .collect::<std::collections::BTreeMap<_, _>>(),
         });
         write_atomically(Path::new(&path), &dump.to_string());
     }
