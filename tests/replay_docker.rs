@@ -337,3 +337,36 @@ fn the_container_gets_the_replay_environment_a_native_replay_inherits() {
     assert_eq!(env["HIP_HRR_REPLAY_PROGRESS_SECONDS"], "7");
     assert!(env["env"].get("UNRELATED_SETTING").is_none(), "{env}");
 }
+
+#[test]
+fn a_player_killed_in_the_container_is_recorded_and_classified_as_a_native_death_by_that_signal() {
+    // `docker run` exits 128 + N for a player killed by signal N (reference
+    // playback-output.md §10.3): 134 for the runtime's abort(), 139 for
+    // SIGSEGV. Natively both are ABORT/replay_crashed naming no kernel.
+    for (scenario, signal) in [("queue_abort", 6), ("segv", 11)] {
+        let rig = Rig::new();
+        let (json, log) = result(&rig.replay(scenario, &[]).output().unwrap());
+        assert_eq!(json["signal"], signal, "{scenario}: {json}");
+        assert_eq!(json["exit_code"], Value::Null, "{scenario}: {json}");
+        assert_eq!(
+            log.lines().last(),
+            Some(format!("[hrr] replay killed by signal {signal}").as_str()),
+            "{scenario}: {log}"
+        );
+        let out = rig
+            .sb
+            .hrr()
+            .args(["classify", "--format", "json", "--log"])
+            .arg(json["log"].as_str().unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let finding: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(finding["outcome"], "ABORT", "{scenario}: {finding}");
+        assert_eq!(finding["replay_signal"], signal, "{scenario}");
+        if scenario == "segv" {
+            assert_eq!(finding["fault_class"], "replay_crashed", "{finding}");
+            assert_eq!(finding["kernel_name"], Value::Null, "{finding}");
+        }
+    }
+}

@@ -89,6 +89,7 @@ pub fn launch(
         argv,
         env: Vec::new(),
         stop_command: Some(stop),
+        status_source: super::StatusSource::DockerClient,
     })
 }
 

@@ -16,6 +16,7 @@ mod capture;
 mod command;
 #[cfg(not(windows))]
 pub mod docker;
+mod ending;
 pub mod gpu;
 #[cfg(unix)]
 mod interrupt;
@@ -36,6 +37,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::context::Context;
+pub use ending::{PlayerEnd, StatusSource};
 
 /// Where the player runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -157,7 +159,8 @@ pub struct ReplayResult {
     pub log: PathBuf,
     /// The player's exit status, when it exited (not killed).
     pub exit_code: Option<i32>,
-    /// The signal that killed the player (or the docker client).
+    /// The signal that killed the player (in docker mode also read from
+    /// the client's exit 128 + N).
     pub signal: Option<i32>,
     /// The runner's timeout stopped it.
     pub timed_out: bool,
@@ -182,6 +185,9 @@ pub struct Launch {
     /// Run (captured, bounded) before signalling the process group on a
     /// timeout or interruption, and by the supervisor when `hrr` dies.
     pub stop_command: Option<Vec<String>>,
+    /// Whose exit status the process reports: the player's, or the docker
+    /// client's (a signal N as exit 128 + N).
+    pub status_source: StatusSource,
 }
 
 impl Launch {
@@ -301,6 +307,7 @@ fn spawn_and_capture(
             return Err(e);
         }
     };
+    let end = PlayerEnd::from_status(launch.status_source, stopped.exit_code, stopped.signal);
     let mut markers = Vec::new();
     if let Some(sig) = stopped.interrupted {
         markers.push(format!(
@@ -312,17 +319,17 @@ fn spawn_and_capture(
             "[hrr] replay timed out after {}s",
             sink::seconds(secs)
         ));
-    } else if let Some(sig) = stopped.signal {
+    } else if let Some(sig) = end.signal() {
         markers.push(format!("[hrr] replay killed by signal {sig}"));
     }
-    if let Some(code) = stopped.exit_code {
+    if let Some(code) = end.exit_code() {
         markers.push(format!("[hrr] replay exited with code {code}"));
     }
     sink.finish(&markers)
         .with_context(|| format!("cannot write the replay log {}", log_path.display()))?;
     Ok(Ending {
-        exit_code: stopped.exit_code,
-        signal: stopped.signal,
+        exit_code: end.exit_code(),
+        signal: end.signal(),
         timed_out: stopped.timed_out,
         interrupted: stopped.interrupted,
         markers,

@@ -41,6 +41,7 @@ pub fn launch(
             ("LD_LIBRARY_PATH".into(), ld),
         ],
         stop_command: None,
+        status_source: super::StatusSource::Player,
     })
 }
 

@@ -4,11 +4,12 @@
 //! * `docker info` succeeds (fails with docker's permission message when
 //!   `HRR_TEST_DOCKER_NEEDS_SUDO=1` and not run through the fake sudo);
 //! * `docker run [opts] IMAGE CMD…` applies `-e` and `-v SRC:DST[:ro]`
-//!   (paths under DST in CMD become paths under SRC), records its pid under
-//!   `HRR_TEST_DOCKER_STATE/<--name>.pid`, and execs CMD; the image's player
-//!   (`HRR_TEST_IMAGE_PLAYER`, default `/opt/rocm/bin/hrr-playback`) is this
-//!   test player;
-//! * `docker kill NAME` SIGKILLs the recorded pid.
+//!   (paths under DST in CMD become paths under SRC), records CMD's pid under
+//!   `HRR_TEST_DOCKER_STATE/<--name>.pid`, runs CMD as its child and exits
+//!   as the real client does: with CMD's exit code, or 128 + N when CMD was
+//!   killed by signal N; the image's player (`HRR_TEST_IMAGE_PLAYER`,
+//!   default `/opt/rocm/bin/hrr-playback`) is this test player;
+//! * `docker kill NAME` SIGKILLs the recorded pid (the "container").
 
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -166,9 +167,6 @@ fn run(args: &[String]) -> ! {
         err(&format!("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \"{program}\": executable file not found in $PATH: unknown."));
         std::process::exit(127)
     };
-    if let Some(f) = name.as_deref().and_then(state_file) {
-        super::write_atomically(&f, &std::process::id().to_string());
-    }
     let mut cmd = std::process::Command::new(exe);
     cmd.arg0("hrr-playback").args(&command[1..]).env_clear();
     for (k, v) in std::env::vars() {
@@ -177,9 +175,26 @@ fn run(args: &[String]) -> ! {
         }
     }
     cmd.envs(env);
-    let e = cmd.exec();
-    err(&format!("docker: cannot start {program}: {e}"));
-    std::process::exit(126)
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            err(&format!("docker: cannot start {program}: {e}"));
+            std::process::exit(126)
+        }
+    };
+    if let Some(f) = name.as_deref().and_then(state_file) {
+        super::write_atomically(&f, &child.id().to_string());
+    }
+    match child.wait() {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            std::process::exit(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+        }
+        Err(e) => {
+            err(&format!("docker: lost the container process: {e}"));
+            std::process::exit(125)
+        }
+    }
 }
 
 /// `arg` with a container path under a mount's destination replaced by the

@@ -1,0 +1,124 @@
+//! How the player ended, whatever ran it: the one place where an exit
+//! status as the operating system or a client program reports it becomes
+//! "exited with code N" or "killed by signal N" (reference
+//! playback-output.md §10.3, §10.6).
+//!
+//! Natively the status is the player's own. Under `docker run` it is the
+//! docker client's: a player killed by signal N makes the client exit with
+//! 128 + N, which must read as the same death by signal N, or one crash
+//! would classify differently in the two modes. Docker's own failures (125:
+//! the daemon or `docker run` failed, 126: the command cannot be run, 127:
+//! the command was not found) are plain codes, never signals.
+
+/// Who reported the exit status a replay ended with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatusSource {
+    /// The player process itself (native replay).
+    #[default]
+    Player,
+    /// The `docker run` client, which stands for the player in the
+    /// container and reports its death by signal N as exit 128 + N.
+    DockerClient,
+}
+
+/// How the player ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayerEnd {
+    /// It exited with this code.
+    Exited(i32),
+    /// It was killed by this signal.
+    Killed(i32),
+    /// Neither is known (the status carried no code and no signal).
+    Unknown,
+}
+
+/// The highest signal number on Linux (`SIGRTMAX`); a client exit above
+/// 128 + this is a plain code.
+const MAX_SIGNAL: i32 = 64;
+
+impl PlayerEnd {
+    /// The player's ending from the status `source` reported: its exit
+    /// `code`, or the `signal` that killed the reporting process.
+    pub fn from_status(source: StatusSource, code: Option<i32>, signal: Option<i32>) -> PlayerEnd {
+        match (source, code, signal) {
+            (_, _, Some(sig)) => PlayerEnd::Killed(sig),
+            (StatusSource::DockerClient, Some(c), None) if (129..=128 + MAX_SIGNAL).contains(&c) => {
+                PlayerEnd::Killed(c - 128)
+            }
+            (_, Some(c), None) => PlayerEnd::Exited(c),
+            (_, None, None) => PlayerEnd::Unknown,
+        }
+    }
+
+    /// The exit code, when it exited.
+    pub fn exit_code(self) -> Option<i32> {
+        match self {
+            PlayerEnd::Exited(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The signal, when it was killed by one.
+    pub fn signal(self) -> Option<i32> {
+        match self {
+            PlayerEnd::Killed(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use StatusSource::{DockerClient, Player};
+
+    #[test]
+    fn a_docker_client_exit_above_128_is_the_players_signal() {
+        // SIGABRT (the runtime's abort()), SIGSEGV, SIGKILL (docker kill).
+        assert_eq!(
+            PlayerEnd::from_status(DockerClient, Some(134), None),
+            PlayerEnd::Killed(6)
+        );
+        assert_eq!(
+            PlayerEnd::from_status(DockerClient, Some(139), None),
+            PlayerEnd::Killed(11)
+        );
+        assert_eq!(
+            PlayerEnd::from_status(DockerClient, Some(137), None),
+            PlayerEnd::Killed(9)
+        );
+        assert_eq!(
+            PlayerEnd::from_status(DockerClient, None, Some(15)),
+            PlayerEnd::Killed(15)
+        );
+    }
+
+    #[test]
+    fn dockers_own_errors_and_the_players_codes_stay_codes() {
+        for code in [0, 1, 2, 124, 125, 126, 127, 128, 193, 255] {
+            assert_eq!(
+                PlayerEnd::from_status(DockerClient, Some(code), None),
+                PlayerEnd::Exited(code),
+                "{code}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_native_status_is_taken_as_it_is() {
+        assert_eq!(
+            PlayerEnd::from_status(Player, Some(134), None),
+            PlayerEnd::Exited(134)
+        );
+        assert_eq!(
+            PlayerEnd::from_status(Player, None, Some(6)),
+            PlayerEnd::Killed(6)
+        );
+        assert_eq!(
+            PlayerEnd::from_status(Player, None, None),
+            PlayerEnd::Unknown
+        );
+        assert_eq!(PlayerEnd::Killed(6).exit_code(), None);
+        assert_eq!(PlayerEnd::Exited(1).signal(), None);
+    }
+}
