@@ -352,7 +352,9 @@ mod tests {
             ]
         );
         let err = passed_through(std::iter::empty(), &["A=1".into()], &own).unwrap_err();
-        assert!(err.to_string().contains("\"A=1\" is not an environment variable name"));
+        assert!(err
+            .to_string()
+            .contains("\"A=1\" is not an environment variable name"));
     }
 
     #[test]

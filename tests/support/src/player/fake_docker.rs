@@ -188,7 +188,11 @@ fn run(args: &[String]) -> ! {
     match child.wait() {
         Ok(status) => {
             use std::os::unix::process::ExitStatusExt;
-            std::process::exit(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+            std::process::exit(
+                status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            )
         }
         Err(e) => {
             err(&format!("docker: lost the container process: {e}"));
