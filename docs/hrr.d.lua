@@ -166,7 +166,7 @@
 ---@field reader_format_version? integer
 ---@field capture hrr.CaptureInfo
 ---@field preflight? hrr.PreflightReport
----@field replay? hrr.ReplayResult
+---@field replay? hrr.FindingReplay
 ---@field labels hrr.LabelEntry[]
 ---@field next_steps string[]
 ---@field sources string[]
@@ -204,7 +204,7 @@ function Finding:next_step(text) end
 ---@field timeout? string|number "30m", "2h", "0" = no limit; a number is seconds.
 ---@field sync? "launch"|"event"|"none"
 ---@field log? string The log file (default: in the workdir).
----@field extra_args? string[] Appended to the player's arguments.
+---@field extra_args? string[] Given to the player after hrr's flags, before the archive.
 ---@field trace_kernels? boolean
 ---@field progress_seconds? integer
 
@@ -217,6 +217,9 @@ function Finding:next_step(text) end
 ---@field command string[]
 ---@field mode "native"|"docker"
 ---@field gpu integer
+
+---@class hrr.FindingReplay: hrr.ReplayResult
+---@field stopped_by? "hrr_timeout"|"player_wall_limit"|"player_watchdog" Which limit ended the replay.
 
 ---@class hrr.PreflightOptions
 ---@field mode? "host"|"docker"

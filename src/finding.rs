@@ -283,6 +283,9 @@ pub struct ReplayInfo {
     pub timed_out: bool,
     /// Wall time of the replay.
     pub duration_s: Option<f64>,
+    /// Which limit ended the replay: `hrr_timeout`, `player_wall_limit`,
+    /// `player_watchdog`; null when none did.
+    pub stopped_by: Option<crate::replay::StoppedBy>,
 }
 
 /// The triage result for one archive (DESIGN §6). JSON field names and order

@@ -37,6 +37,7 @@ fn replay(command: &[&str], log: &str, exit_code: Option<i32>, signal: Option<i3
         signal,
         timed_out: false,
         duration_s: Some(2.4),
+        stopped_by: None,
     }
 }
 

@@ -443,7 +443,11 @@ fn the_wall_limit_follows_the_timeout_and_the_users_own_limits_are_kept() {
     let (argv, _) = argv_and_env(rig.replay("pass").arg(&rig.root).args(["--timeout", "90s"]));
     assert_eq!(argv[3..5], ["--max-wall-seconds", "150"], "{argv:?}");
     let (argv, _) = argv_and_env(rig.replay("pass").arg(&rig.root).args(["--timeout", "0"]));
-    assert_eq!(argv[3..5], ["--max-wall-seconds", "0"], "0 = no limit: {argv:?}");
+    assert_eq!(
+        argv[3..5],
+        ["--max-wall-seconds", "0"],
+        "0 = no limit: {argv:?}"
+    );
 
     // The user's own --max-wall-seconds and --progress-seconds stand: no
     // second limit, and the variable (which overrides the flag) carries
@@ -705,7 +709,7 @@ hrr.out("pick_gpu=" .. hrr.replay.pick_gpu() .. "\n")
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "exit=nil signal=6 timed_out=false gpu=2 mode=native argc=5\ntypo caught\npick_gpu=0\n"
+        "exit=nil signal=6 timed_out=false gpu=2 mode=native argc=7\ntypo caught\npick_gpu=0\n"
     );
 }
 
@@ -740,4 +744,66 @@ fn without_playback_path_the_player_is_located_on_path() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("hrr-playback"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_finding_says_which_limit_ended_the_replay() {
+    // (scenario, hrr timeout, extra player args, stopped_by, last log line).
+    let cases = [
+        (
+            "hang",
+            "2s",
+            "",
+            "hrr_timeout",
+            "[hrr] replay timed out after 2s",
+        ),
+        (
+            "hang",
+            "30s",
+            "\"--max-wall-seconds\", \"1\"",
+            "player_wall_limit",
+            "[hrr] replay exited with code 124",
+        ),
+        (
+            "watchdog",
+            "30s",
+            "",
+            "player_watchdog",
+            "[hrr] replay exited with code 124",
+        ),
+        ("pass", "30s", "", "nil", "[hrr] replay exited with code 0"),
+    ];
+    let rig = Rig::new();
+    let script = rig.sb.write(
+        "stopped.lua",
+        r#"
+local extra = load("return {" .. hrr.args[3] .. "}")()
+local r = hrr.replay.run{archive = hrr.args[1], timeout = hrr.args[2], extra_args = extra}
+local f = hrr.classify{logs = {r.log}, replay = r}
+hrr.out(tostring(f.replay.stopped_by) .. "|" .. f.outcome .. "|" .. r.log .. "\n")
+"#,
+    );
+    for (scenario, timeout, extra, stopped_by, last) in cases {
+        let out = rig
+            .sb
+            .hrr()
+            .env("HRR_TEST_SCENARIO", scenario)
+            .arg("-c")
+            .arg(format!("playback.path={}", test_player().display()))
+            .arg("-c")
+            .arg(format!("replay.kfd={}", rig.file("kfd").display()))
+            .arg("run")
+            .arg(&script)
+            .args([rig.root.to_str().unwrap(), timeout, extra])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{scenario}: {}", stderr(&out));
+        let text = stdout(&out);
+        let fields: Vec<&str> = text.trim_end().split('|').collect();
+        let log = std::fs::read_to_string(fields[2]).unwrap();
+        assert_eq!(fields[0], stopped_by, "{scenario} {extra}: {log}");
+        let outcome = if scenario == "pass" { "PASS" } else { "HANG" };
+        assert_eq!(fields[1], outcome, "{scenario} {extra}");
+        assert_eq!(last_line(&log), last, "{scenario} {extra}");
+    }
 }

@@ -39,7 +39,14 @@ pub(crate) fn finalize(
     fill_archive(&mut f, e, archive, preflight);
     fill_replay(&mut f, e, replay);
     f.preflight = preflight.cloned();
-    f.replay = replay.cloned();
+    f.replay = replay.cloned().map(|mut r| {
+        r.stopped_by = crate::replay::StoppedBy::from_evidence(
+            e.timeout_marker.is_some() || r.timed_out,
+            e.watchdog.is_some(),
+            e.wall_limit_s.is_some(),
+        );
+        r
+    });
     f.sources = sources(how.inputs, archive);
     (f.outcome, f.fault_class) = decide(e, how, replay, preflight);
     fault_details(&mut f, e);

@@ -1,4 +1,5 @@
-//! How the player ended, whatever ran it: the one place where an exit
+//! How the player ended, whatever ran it, and which limit ended it. This is
+//! the one place where an exit
 //! status as the operating system or a client program reports it becomes
 //! "exited with code N" or "killed by signal N" (reference
 //! playback-output.md §10.3, §10.6).
@@ -42,7 +43,9 @@ impl PlayerEnd {
     pub fn from_status(source: StatusSource, code: Option<i32>, signal: Option<i32>) -> PlayerEnd {
         match (source, code, signal) {
             (_, _, Some(sig)) => PlayerEnd::Killed(sig),
-            (StatusSource::DockerClient, Some(c), None) if (129..=128 + MAX_SIGNAL).contains(&c) => {
+            (StatusSource::DockerClient, Some(c), None)
+                if (129..=128 + MAX_SIGNAL).contains(&c) =>
+            {
                 PlayerEnd::Killed(c - 128)
             }
             (_, Some(c), None) => PlayerEnd::Exited(c),
@@ -63,6 +66,46 @@ impl PlayerEnd {
         match self {
             PlayerEnd::Killed(s) => Some(s),
             _ => None,
+        }
+    }
+}
+
+/// Which limit ended a replay (`replay.stopped_by` of the finding): each
+/// has its own line in the log, and a hang stopped by hrr reads differently
+/// from one the player gave up on itself.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum StoppedBy {
+    /// hrr's `replay.timeout` (`[hrr] replay timed out after <N>s`).
+    HrrTimeout,
+    /// The player's `--max-wall-seconds` (`[HRR] Fatal: replay still
+    /// running after N s (--max-wall-seconds); ending it`, exit 124).
+    PlayerWallLimit,
+    /// The player's GPU-sync watchdog (`[HRR][WATCHDOG] GPU sync did not
+    /// complete within N ms at: …`, exit 124).
+    PlayerWatchdog,
+}
+
+impl StoppedBy {
+    /// The limit that ended the replay, from what the log and the runner
+    /// show: hrr's timeout first (its marker, or the runner's record), then
+    /// the watchdog line, then the wall-limit line; `None` when no limit
+    /// ended it (an exit 124 without either line names none).
+    pub fn from_evidence(
+        hrr_timeout: bool,
+        watchdog_line: bool,
+        wall_limit_line: bool,
+    ) -> Option<StoppedBy> {
+        if hrr_timeout {
+            Some(StoppedBy::HrrTimeout)
+        } else if watchdog_line {
+            Some(StoppedBy::PlayerWatchdog)
+        } else if wall_limit_line {
+            Some(StoppedBy::PlayerWallLimit)
+        } else {
+            None
         }
     }
 }
@@ -120,5 +163,26 @@ mod tests {
         );
         assert_eq!(PlayerEnd::Killed(6).exit_code(), None);
         assert_eq!(PlayerEnd::Exited(1).signal(), None);
+    }
+
+    #[test]
+    fn hrrs_timeout_comes_first_then_the_players_own_limits() {
+        assert_eq!(
+            StoppedBy::from_evidence(true, true, true),
+            Some(StoppedBy::HrrTimeout)
+        );
+        assert_eq!(
+            StoppedBy::from_evidence(false, true, false),
+            Some(StoppedBy::PlayerWatchdog)
+        );
+        assert_eq!(
+            StoppedBy::from_evidence(false, false, true),
+            Some(StoppedBy::PlayerWallLimit)
+        );
+        assert_eq!(StoppedBy::from_evidence(false, false, false), None);
+        assert_eq!(
+            serde_json::to_value(StoppedBy::PlayerWallLimit).unwrap(),
+            "player_wall_limit"
+        );
     }
 }

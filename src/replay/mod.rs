@@ -37,7 +37,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::context::Context;
-pub use ending::{PlayerEnd, StatusSource};
+pub use ending::{PlayerEnd, StatusSource, StoppedBy};
 
 /// Where the player runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

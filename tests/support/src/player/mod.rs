@@ -58,6 +58,9 @@ pub struct Options {
     pub progress_seconds: f64,
     /// `--sync-watchdog-ms` or `HIP_HRR_REPLAY_SYNC_WATCHDOG_MS`.
     pub watchdog_ms: u64,
+    /// `--max-wall-seconds` (default 3600, `0` = no limit): a replay still
+    /// running after this long ends with exit 124.
+    pub max_wall_s: u64,
 }
 
 /// Options that take a value; the value is never the archive path.
@@ -90,6 +93,7 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
         watchdog_ms: env("HIP_HRR_REPLAY_SYNC_WATCHDOG_MS")
             .and_then(|v| v.parse().ok())
             .unwrap_or(0),
+        max_wall_s: 3600,
         ..Options::default()
     };
     let mut i = 0;
@@ -102,6 +106,11 @@ pub fn parse(args: &[String]) -> Result<Options, String> {
                     o.progress_seconds = value
                         .parse()
                         .map_err(|_| "[HRR] --progress-seconds expects a number".to_string())?;
+                }
+                "--max-wall-seconds" => {
+                    o.max_wall_s = value.parse().map_err(|_| {
+                        "[HRR] --max-wall-seconds expects an integer (seconds)".to_string()
+                    })?;
                 }
                 "--sync-watchdog-ms" => {
                     o.watchdog_ms = value.parse().map_err(|_| {

@@ -83,7 +83,7 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
         }
         "hang" => {
             replay.up_to_last_launch();
-            hang()
+            hang(opts.max_wall_s)
         }
         "segv" => {
             replay.up_to_last_launch();
@@ -131,7 +131,7 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
         "flood_hang" => {
             flood();
             replay.up_to_last_launch();
-            hang()
+            hang(opts.max_wall_s)
         }
         "flood" => {
             flood();
@@ -384,9 +384,11 @@ fn finish(out: &mut CStdout, code: i32) -> ! {
     std::process::exit(code)
 }
 
-/// No progress, ever: SIGTERM ignored (inherited by the child), one child
-/// process whose pid goes to `HRR_TEST_CHILD_PID_FILE`.
-fn hang() -> ! {
+/// No progress: SIGTERM ignored (inherited by the child), one child
+/// process whose pid goes to `HRR_TEST_CHILD_PID_FILE`. After `max_wall_s`
+/// seconds (`0`: never) the player's wall-clock limit ends it with its
+/// line and exit 124 (reference playback-output.md §10.1).
+fn hang(max_wall_s: u64) -> ! {
     use nix::sys::signal::{signal, SigHandler, Signal};
     // SAFETY: SIG_IGN installs no handler code; nothing else touches SIGTERM.
     unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.expect("ignore SIGTERM");
@@ -403,9 +405,16 @@ fn hang() -> ! {
         )),
         _ => {}
     }
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(3600));
+    if max_wall_s == 0 {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
     }
+    std::thread::sleep(std::time::Duration::from_secs(max_wall_s));
+    err(&format!(
+        "[HRR] Fatal: replay still running after {max_wall_s} s (--max-wall-seconds); ending it"
+    ));
+    std::process::exit(124)
 }
 
 /// Starts a daemon that leaves the player's process group and session
