@@ -262,7 +262,7 @@ function Finding:next_step(text) end
 ---@field path string
 ---@field how "config"|"rocm"|"path"|"built"
 ---@field built boolean This call compiled it.
----@field version? { format_version?: integer, source_revision?: string, source_branch?: string, build_type?: string, hip_runtime_version?: string }
+---@field version? { format_version?: integer, source_revision?: string, source_branch?: string, build_type?: string, hip_runtime_version?: string, ended?: string }
 
 ---The hrr module.
 ---@class hrr

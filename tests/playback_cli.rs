@@ -346,3 +346,44 @@ fn a_run_never_attempts_a_second_build() {
         "{calls}"
     );
 }
+
+#[test]
+fn version_lines_printed_before_the_runtime_aborts_are_kept() {
+    // The player prints and flushes its identity, then loads the HIP
+    // runtime for the last line, which can abort (playback-output.md §10.5).
+    let sb = Sandbox::new();
+    let player = common::test_player();
+    let run = |args: &[&str]| {
+        sb.hrr()
+            .env("HRR_TEST_VERSION_ABORT", "1")
+            .env("HRR_TEST_READER_VERSION", "8")
+            .arg("-c")
+            .arg(format!("playback.path={}", player.display()))
+            .arg("playback")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--json"]);
+    let j = json(&out);
+    assert_eq!(j["version"]["format_version"], 8, "{j}");
+    assert_eq!(j["version"]["source_revision"], "3f2a9c1");
+    assert_eq!(j["version"]["build_type"], "Release");
+    assert_eq!(j["version"]["hip_runtime_version"], Value::Null);
+    assert_eq!(j["version"]["ended"], "killed by signal 6");
+    let err = stderr(&out);
+    assert!(
+        err.contains("ended (killed by signal 6) before printing the HIP runtime version"),
+        "{err}"
+    );
+
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("  archive format version: 8\n"), "{text}");
+    assert!(text.contains("  source revision: 3f2a9c1\n"), "{text}");
+    assert!(
+        text.contains("  --version ended: killed by signal 6 (the HIP runtime did not load)\n"),
+        "{text}"
+    );
+}

@@ -32,6 +32,12 @@ pub fn run(ctx: &Context, args: &PlaybackArgs) -> anyhow::Result<i32> {
             let _ = writeln!(out, "  archive format version: {format}");
             let _ = writeln!(out, "  source revision: {}", na(&v.source_revision));
             let _ = writeln!(out, "  build type: {}", na(&v.build_type));
+            if let Some(how) = &v.ended {
+                let _ = writeln!(
+                    out,
+                    "  --version ended: {how} (the HIP runtime did not load)"
+                );
+            }
         }
         None => out.push_str("  archive format version: unknown (--version gave none)\n"),
     }

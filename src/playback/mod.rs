@@ -62,6 +62,11 @@ pub struct PlayerVersion {
     pub build_type: Option<String>,
     /// `hip runtime version` (the HIP_VERSION integer it was built against).
     pub hip_runtime_version: Option<String>,
+    /// How `--version` ended when it did not exit 0 after printing its
+    /// identity (`killed by signal 6`, `exit status 1`): the player flushes
+    /// the lines above before it loads the HIP runtime, which can abort, so
+    /// they are kept and this says the runtime did not load.
+    pub ended: Option<String>,
 }
 
 /// The player's file name on this platform.
@@ -87,7 +92,16 @@ pub fn locate(ctx: &Context, build: bool) -> anyhow::Result<PlayerLocation> {
     };
     let path = std::path::absolute(&path).unwrap_or(path);
     let version = match version_of(&path) {
-        Ok(v) => Some(v),
+        Ok(v) => {
+            if let Some(how) = &v.ended {
+                ctx.ui.warn(&format!(
+                    "`{} --version` printed its build identity, then ended ({how}) before printing \
+                     the HIP runtime version: loading the HIP runtime failed, and a replay may fail the same way",
+                    path.display()
+                ));
+            }
+            Some(v)
+        }
         Err(e) => {
             ctx.ui.warn(&format!("{e:#}"));
             None
@@ -157,7 +171,10 @@ fn not_found(config: &Config) -> anyhow::Error {
     )
 }
 
-/// Runs `<player> --version` and reads its build identity.
+/// Runs `<player> --version` and reads its build identity. The lines it
+/// printed before a non-zero exit or a signal are kept (reference
+/// playback-output.md §10.5), with [`PlayerVersion::ended`] saying how it
+/// ended; only output without a format version is an error.
 pub fn version_of(player: &Path) -> anyhow::Result<PlayerVersion> {
     let argv = [player.display().to_string(), "--version".into()];
     let opts = ExecOptions {
@@ -165,15 +182,23 @@ pub fn version_of(player: &Path) -> anyhow::Result<PlayerVersion> {
         ..ExecOptions::default()
     };
     let c = process::run(&argv, &opts)?;
-    let v = parse_version(&c.stdout_text());
-    if !c.success() || v.format_version.is_none() {
+    let mut v = parse_version(&c.stdout_text());
+    let ended = match (c.timed_out, c.status, c.signal) {
+        (true, _, _) => Some(format!("timed out after {}s", VERSION_TIMEOUT.as_secs())),
+        (false, Some(0), _) => None,
+        (false, _, Some(sig)) => Some(format!("killed by signal {sig}")),
+        (false, Some(code), None) => Some(format!("exit status {code}")),
+        (false, None, None) => Some("no exit status".into()),
+    };
+    if v.format_version.is_none() {
         return Err(anyhow!(
-            "`{} --version` did not print an archive format version (exit status {}); \
+            "`{} --version` did not print an archive format version ({}); \
              its format cannot be checked before replay",
             player.display(),
-            c.status.map_or_else(|| "none".into(), |s| s.to_string())
+            ended.as_deref().unwrap_or("exit status 0")
         ));
     }
+    v.ended = ended;
     Ok(v)
 }
 

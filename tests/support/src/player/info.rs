@@ -11,9 +11,11 @@ use super::output::{err, CStdout};
 /// Rows of the `Kernel Summary` table before `... and N more`.
 const SUMMARY_ROWS: usize = 20;
 
-/// Prints the `--version` block (§2k): stdout, flushed, exit 0. The format
-/// version is `HRR_TEST_READER_VERSION` (default 7, the synthetic archives'
-/// version).
+/// Prints the `--version` block (§2k, §10.5): stdout, flushed, exit 0. The
+/// format version is `HRR_TEST_READER_VERSION` (default 7, the synthetic
+/// archives' version). With `HRR_TEST_VERSION_ABORT` set, loading the
+/// runtime aborts after the flushed identity lines, before the `hip runtime
+/// version` line.
 pub fn version(out: &mut CStdout) {
     let reader = std::env::var("HRR_TEST_READER_VERSION").unwrap_or_else(|_| "7".into());
     out.line("hrr-playback (HIP Record & Replay)");
@@ -21,6 +23,12 @@ pub fn version(out: &mut CStdout) {
     out.line("  source revision        : 3f2a9c1");
     out.line("  source branch          : develop");
     out.line("  build type             : Release");
+    // The real player flushes here: loading the runtime for the next line
+    // can abort (§10.5).
+    out.flush();
+    if std::env::var_os("HRR_TEST_VERSION_ABORT").is_some() {
+        std::process::abort();
+    }
     out.line("  hip runtime version    : unavailable");
     out.flush();
 }

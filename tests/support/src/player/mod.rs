@@ -15,7 +15,9 @@
 //! * `HRR_TEST_DUMP_ENV` — every replay writes its argv, the replay
 //!   environment (`env`: every variable but `PATH` and `HRR_TEST_*`) and
 //!   whether its streams are terminals here (JSON);
-//! * `HRR_TEST_READER_VERSION` — the format version `--version` reports.
+//! * `HRR_TEST_READER_VERSION` — the format version `--version` reports;
+//! * `HRR_TEST_VERSION_ABORT` — `--version` aborts (SIGABRT) after its
+//!   flushed identity lines, as when the HIP runtime fails to load.
 //!
 //! Everything the player says about the archive (counts, kernel names,
 //! sequence ids, grids, API names, event indices) is decoded from the
