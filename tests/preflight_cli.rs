@@ -480,3 +480,64 @@ fn lua_preflight_check_returns_the_report_table() {
         "{text}"
     );
 }
+
+#[test]
+fn gpu_counts_ordinals_and_archs_are_those_within_the_device_masks() {
+    // A job given host GPUs 2 and 3 of four; only host GPU 2 has the
+    // capture's arch. GPU 0 of the job is host GPU 2.
+    let w = World::new(&manifest("7.2.53211", "2.8", Some(1), &["gfx942"]));
+    w.tool(
+        "rocm-smi",
+        &rocm_smi_output(&["gfx90a", "gfx90a", "gfx942", "gfx90a"]),
+    );
+    let masked = |vars: &[(&str, &str)], args: &[&str]| {
+        let mut cmd = w.preflight(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.arg("--json").output().unwrap()
+    };
+    let hip = [("HIP_VISIBLE_DEVICES", "2,3")];
+    let j: Value = serde_json::from_slice(&masked(&hip, &["--gpu", "0"]).stdout).unwrap();
+    assert_eq!(j["status"], "ok", "{j}");
+    assert_eq!(j["host"]["visible_gpus"], 2);
+    assert_eq!(j["host"]["device_masks"][0], "HIP_VISIBLE_DEVICES=2,3");
+    let j: Value = serde_json::from_slice(&masked(&hip, &["--gpu", "1"]).stdout).unwrap();
+    assert_eq!(
+        j["warnings"][0],
+        "GPU architecture mismatch: capture GPU 0 is gfx942, replay GPU 1 looks like gfx90a",
+        "{j}"
+    );
+    let out = masked(&hip, &["--gpu", "2"]);
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["blocks"][0],
+        "requested replay GPU 2 but replay environment only has 2 GPU(s) within HIP_VISIBLE_DEVICES=2,3 (0..1)"
+    );
+
+    // ROCR_VISIBLE_DEVICES re-indexes first: ROCr keeps host 3 and 2, so
+    // HIP_VISIBLE_DEVICES=1 is host GPU 2.
+    let both = [
+        ("ROCR_VISIBLE_DEVICES", "3,2"),
+        ("HIP_VISIBLE_DEVICES", "1"),
+    ];
+    let j: Value = serde_json::from_slice(&masked(&both, &["--gpu", "0"]).stdout).unwrap();
+    assert_eq!(j["status"], "ok", "{j}");
+    assert_eq!(j["host"]["visible_gpus"], 1);
+    // CUDA_VISIBLE_DEVICES counts when HIP_VISIBLE_DEVICES is unset.
+    let cuda = [("CUDA_VISIBLE_DEVICES", "0")];
+    let j: Value = serde_json::from_slice(&masked(&cuda, &["--gpu", "0"]).stdout).unwrap();
+    assert_eq!(
+        j["warnings"][0],
+        "GPU architecture mismatch: capture GPU 0 is gfx942, replay GPU 0 looks like gfx90a",
+        "{j}"
+    );
+
+    let mut cmd = w.preflight(&["--gpu", "0"]);
+    let text = stdout(&cmd.env("HIP_VISIBLE_DEVICES", "2,3").output().unwrap());
+    assert!(
+        text.contains("- visible_gpus: 2\n- device_masks: HIP_VISIBLE_DEVICES=2,3\n"),
+        "{text}"
+    );
+}

@@ -807,3 +807,62 @@ hrr.out(tostring(f.replay.stopped_by) .. "|" .. f.outcome .. "|" .. r.log .. "\n
         assert_eq!(last_line(&log), last, "{scenario} {extra}");
     }
 }
+
+#[test]
+fn gpu_indices_count_within_the_device_masks_hrr_was_given() {
+    let rig = Rig::new();
+    let dump = rig.file("env.json");
+    // A job given GPUs 2 and 3: --gpu 1 is the second, selected as 3.
+    let (json, _, _) = run_json(
+        rig.replay("pass")
+            .env("HIP_VISIBLE_DEVICES", "2,3")
+            .env("HRR_TEST_DUMP_ENV", &dump)
+            .args(["--gpu", "1"]),
+        &rig.root,
+    );
+    assert_eq!(json["gpu"], 3);
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(env["HIP_VISIBLE_DEVICES"], "3");
+
+    // Past the visible GPUs: an error, and nothing runs or is written.
+    let log = rig.file("never.log");
+    let out = rig
+        .replay("pass")
+        .env("HIP_VISIBLE_DEVICES", "2,3")
+        .arg(&rig.root)
+        .args(["--gpu", "2", "--log"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out).lines().last(),
+        Some("error: GPU 2 is not visible to the replay: it sees 2 GPU(s) with HIP_VISIBLE_DEVICES=2,3, and GPU indices count within them (0..1)")
+    );
+    assert!(!log.exists());
+
+    // auto only considers visible GPUs: the fixture's GPU 1 has the most
+    // free VRAM, but ROCR_VISIBLE_DEVICES leaves only GPU 0.
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/rocm_smi_vram.txt");
+    let bin = rig.sb.path().join("bin");
+    common::script(
+        &bin,
+        "rocm-smi",
+        &format!("#!/bin/sh\nexec cat '{}'\n", fixture.display()),
+    );
+    let (json, _, _) = run_json(
+        rig.replay("pass")
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .env("ROCR_VISIBLE_DEVICES", "0")
+            .env("HRR_TEST_DUMP_ENV", &dump),
+        &rig.root,
+    );
+    assert_eq!(json["gpu"], 0);
+    let env: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(env["HIP_VISIBLE_DEVICES"], "0");
+    assert_eq!(
+        env["env"]["ROCR_VISIBLE_DEVICES"], "0",
+        "the mask is inherited"
+    );
+}

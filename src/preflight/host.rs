@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use super::comgr;
 use super::smi::{self, HostGpu};
+use crate::replay::visible::{self, DeviceMasks};
 
 /// What the replay environment offers. `None` means unknown: a probe that
 /// could not tell never fails the preflight by itself.
@@ -21,10 +22,17 @@ pub struct HostFacts {
     pub source: String,
     /// The tool that listed the GPUs (`rocm-smi`, `amd-smi`, `amdhip64.dll`).
     pub gpu_tool: Option<String>,
-    /// The number of GPUs the replay can see.
+    /// The number of GPUs the replay can see: the tool's list, within the
+    /// device masks of hrr's environment.
     pub visible_gpus: Option<u32>,
-    /// Those GPUs, by id.
+    /// The GPUs the tool listed, by id.
     pub gpus: Vec<HostGpu>,
+    /// The device masks set in hrr's environment (`HIP_VISIBLE_DEVICES=2,3`),
+    /// within which GPU indices count.
+    pub device_masks: Vec<String>,
+    /// The tool id of each GPU the replay can see, in GPU-index order;
+    /// null for one a mask names by UUID. Empty when the count is unknown.
+    pub visible_ids: Vec<Option<u32>>,
     /// The HIP runtime version, e.g. `7.2.53211`.
     pub hip_runtime_version: Option<String>,
     /// The file the HIP version was read from.
@@ -59,6 +67,40 @@ impl HostFacts {
     /// The arch of GPU `id`, as the tool printed it.
     pub fn arch_of(&self, id: u32) -> Option<&str> {
         self.gpus.iter().find(|g| g.id == id)?.arch.as_deref()
+    }
+
+    /// Narrows the tool's GPU list to what the replay can see through
+    /// `masks` (the rule of [`crate::replay::visible`]): `visible_gpus`
+    /// becomes that count and `visible_ids` the tool ids in index order.
+    pub fn apply_masks(&mut self, masks: &DeviceMasks) {
+        self.device_masks = masks.describe();
+        let Some(list) = self
+            .visible_gpus
+            .and_then(|n| visible::visible(masks, Some(n)))
+        else {
+            return;
+        };
+        self.visible_gpus = Some(list.len() as u32);
+        self.visible_ids = list.iter().map(|g| g.host_index).collect();
+    }
+
+    /// The arch of the GPU at `index` among those the replay can see.
+    pub fn arch_of_visible(&self, index: u32) -> Option<&str> {
+        let id = match self.visible_ids.get(index as usize) {
+            Some(id) => (*id)?,
+            None if self.device_masks.is_empty() => index,
+            None => return None,
+        };
+        self.arch_of(id)
+    }
+
+    /// ` within <masks>` when device masks are set, for messages.
+    pub fn within_masks(&self) -> String {
+        if self.device_masks.is_empty() {
+            String::new()
+        } else {
+            format!(" within {}", self.device_masks.join(" "))
+        }
     }
 }
 

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::context::Context;
+use crate::replay::visible::DeviceMasks;
 pub use host::{HostFacts, HostProbe};
 pub use report::{PreflightReport, Status};
 pub use rules::Strictness;
@@ -47,13 +48,16 @@ pub struct PreflightOptions {
     pub gpu: Option<u32>,
     /// How strict the comparison is.
     pub strict: Strictness,
+    /// The device masks the replay will inherit; GPU counts and indices
+    /// are within them.
+    pub masks: DeviceMasks,
 }
 
 impl PreflightOptions {
     /// The options `config` implies: docker mode when `replay.mode` is
     /// `docker`, or `auto` with `docker.image` set (the environment a replay
     /// would use); `replay.gpu`; `preflight.strict_version` /
-    /// `preflight.strict_arch`.
+    /// `preflight.strict_arch`; the device masks of hrr's environment.
     pub fn from_config(config: &Config) -> PreflightOptions {
         let image = config.str("docker.image").filter(|s| !s.is_empty());
         let mode = match (config.str("replay.mode"), image) {
@@ -68,6 +72,7 @@ impl PreflightOptions {
                 version: config.bool("preflight.strict_version"),
                 arch: config.bool("preflight.strict_arch"),
             },
+            masks: DeviceMasks::from_env(),
         }
     }
 }
@@ -130,7 +135,8 @@ pub fn check_with(
             notes,
         };
     };
-    let host = probe.probe();
+    let mut host = probe.probe();
+    host.apply_masks(&opts.masks);
     let gpu = opts.gpu.unwrap_or_else(|| {
         notes.push("replay.gpu is auto: GPU 0 was checked (pass --gpu N for another)".into());
         0

@@ -108,6 +108,9 @@ impl PreflightReport {
                 .visible_gpus
                 .map_or_else(|| "unknown".into(), |n| n.to_string());
             let _ = writeln!(out, "- visible_gpus: {visible}");
+            if !h.device_masks.is_empty() {
+                let _ = writeln!(out, "- device_masks: {}", h.device_masks.join(" "));
+            }
             let _ = writeln!(
                 out,
                 "- hip_runtime_version: {}",

@@ -1,7 +1,8 @@
 //! The comparison rules (reference upstream-triage.md §4.6), plus the two
 //! additions of issue 9: the requested-GPU check also runs when the
 //! capture's device count is unknown, and the arch is compared for the
-//! requested ordinal (by GPU id, not by list position).
+//! requested ordinal (by GPU id, not by list position). Counts and
+//! ordinals are those within the device masks ([`crate::replay::visible`]).
 
 use super::capture::{normalize_arch, CaptureFacts};
 use super::host::HostFacts;
@@ -26,22 +27,24 @@ pub struct Verdict {
     pub warnings: Vec<String>,
 }
 
-/// Compares `capture` with `host` for a replay on GPU `gpu`.
+/// Compares `capture` with `host` for a replay on GPU `gpu` (an index
+/// among the GPUs `host` says the replay can see).
 pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Strictness) -> Verdict {
     let mut v = Verdict::default();
     match host.visible_gpus {
         Some(visible) => {
+            let within = host.within_masks();
             if let Some(seen) = capture.device_count.filter(|&n| n > u64::from(visible)) {
                 v.blocks.push(format!(
-                    "capture saw {seen} GPU(s) but replay environment only exposes {visible}"
+                    "capture saw {seen} GPU(s) but replay environment only exposes {visible}{within}"
                 ));
             }
             if visible == 0 {
                 v.blocks
-                    .push("the replay environment exposes no GPU".to_string());
+                    .push(format!("the replay environment exposes no GPU{within}"));
             } else if gpu >= visible {
                 v.blocks.push(format!(
-                    "requested replay GPU {gpu} but replay environment only has {visible} GPU(s) (0..{})",
+                    "requested replay GPU {gpu} but replay environment only has {visible} GPU(s){within} (0..{})",
                     visible - 1
                 ));
             }
@@ -51,7 +54,8 @@ pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Stri
             host.source
         )),
     }
-    if let (Some((cap_gpu, cap_raw)), Some(replay_raw)) = (capture.arch_for(gpu), host.arch_of(gpu))
+    if let (Some((cap_gpu, cap_raw)), Some(replay_raw)) =
+        (capture.arch_for(gpu), host.arch_of_visible(gpu))
     {
         let (expected, got) = (normalize_arch(cap_raw), normalize_arch(replay_raw));
         if !expected.is_empty() && !got.is_empty() && expected != got {

@@ -1,28 +1,72 @@
-//! Choosing the GPU: an explicit ordinal, or `auto` = the device with the
-//! most free VRAM per `rocm-smi --showmeminfo vram` (reference
-//! upstream-triage.md §2.7), else 0.
+//! Choosing the GPU: an explicit index, or `auto` = the visible device
+//! with the most free VRAM per `rocm-smi --showmeminfo vram` (reference
+//! upstream-triage.md §2.7), else the first visible one. Indices count
+//! within the device masks hrr was given ([`super::visible`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::visible::{self, DeviceMasks};
 use super::GpuChoice;
 use crate::context::Context;
 
 /// Bound on the `rocm-smi` probe.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The GPU ordinal for `choice`, and how it was chosen (for the status line).
-pub fn choose(ctx: &Context, choice: GpuChoice) -> (u32, String) {
-    match choice {
-        GpuChoice::Ordinal(n) => (n, "as configured".into()),
-        GpuChoice::Auto => match probe(ctx) {
-            Some(text) => match most_free(&text) {
-                Some(n) => (n, "most free VRAM per rocm-smi".into()),
-                None => (0, "rocm-smi reported no VRAM; default 0".into()),
-            },
-            None => (0, "rocm-smi unavailable; default 0".into()),
+/// The GPU a replay runs on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selected {
+    /// Its index among the visible GPUs (what `--gpu` takes).
+    pub index: u32,
+    /// The `HIP_VISIBLE_DEVICES` value that selects it.
+    pub hip_visible_devices: u32,
+    /// How it was chosen, for the status line.
+    pub how: String,
+}
+
+/// The GPU for `choice` within the masks of hrr's environment. An index
+/// past the visible GPUs is an error; so is `auto` when no GPU is visible.
+pub fn select(ctx: &Context, choice: GpuChoice) -> anyhow::Result<Selected> {
+    let masks = DeviceMasks::from_env();
+    let within = match masks.describe() {
+        m if m.is_empty() => String::new(),
+        m => format!(", within {}", m.join(" ")),
+    };
+    let (index, list, how) = match choice {
+        GpuChoice::Ordinal(n) => (n, visible::visible(&masks, None), "as configured"),
+        GpuChoice::Auto => {
+            let free = probe(ctx).map(|text| free_vram(&text)).unwrap_or_default();
+            let host_gpus = free.keys().next_back().map(|last| last + 1);
+            let list = visible::visible(&masks, host_gpus);
+            match list.as_deref().and_then(|l| visible::most_free(l, &free)) {
+                Some(i) => (i, list, "most free VRAM per rocm-smi"),
+                None if free.is_empty() => (0, list, "rocm-smi unavailable; the first GPU"),
+                None => (0, list, "rocm-smi reported no VRAM; the first GPU"),
+            }
+        }
+    };
+    let chosen = match &list {
+        Some(l) => visible::select(l, index, &masks)?,
+        // Nothing bounds the list: the index is ROCr's own.
+        None => visible::VisibleGpu {
+            rocr_index: index,
+            host_index: Some(index),
         },
+    };
+    Ok(Selected {
+        index,
+        hip_visible_devices: chosen.rocr_index,
+        how: format!("{how}{within}"),
+    })
+}
+
+/// The visible-GPU index `auto` or an explicit choice means, and how it was
+/// chosen; when no GPU can be chosen, 0 and why.
+pub fn choose(ctx: &Context, choice: GpuChoice) -> (u32, String) {
+    match select(ctx, choice) {
+        Ok(s) => (s.index, s.how),
+        Err(e) => (0, format!("{e:#}")),
     }
 }
 
@@ -73,17 +117,6 @@ pub fn free_vram(text: &str) -> BTreeMap<u32, i128> {
         .collect()
 }
 
-/// The device with strictly the most free VRAM (the lowest ordinal on a tie).
-pub fn most_free(text: &str) -> Option<u32> {
-    let mut best: Option<(u32, i128)> = None;
-    for (dev, free) in free_vram(text) {
-        if best.is_none_or(|(_, b)| free > b) {
-            best = Some((dev, free));
-        }
-    }
-    best.map(|(dev, _)| dev)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,15 +133,16 @@ mod tests {
         // GPU[0]: 274877906944 - 264877906944; GPU[1]: 274877906944 - 1073741824.
         assert_eq!(free.get(&0), Some(&10_000_000_000));
         assert_eq!(free.get(&1), Some(&273_804_165_120));
-        assert_eq!(most_free(text), Some(1));
+        let all = visible::visible(&DeviceMasks::default(), Some(2)).unwrap();
+        assert_eq!(visible::most_free(&all, &free), Some(1));
     }
 
     #[test]
-    fn ties_keep_the_first_device_and_noise_is_ignored() {
+    fn noise_is_ignored() {
         let text = "GPU[0]\t\t: VRAM Total Memory (B): 100\nGPU[0]\t\t: VRAM Total Used Memory (B): 50\n\
                     GPU[3]\t\t: VRAM Total Memory (B): 80\nGPU[3]\t\t: VRAM Total Used Memory (B): 30\n\
                     GPU[4]\t\t: VRAM Total Memory (B): n/a\nWARNING: something\n";
-        assert_eq!(most_free(text), Some(0));
-        assert_eq!(most_free("no devices\n"), None);
+        assert_eq!(free_vram(text), [(0, 50), (3, 50)].into());
+        assert!(free_vram("no devices\n").is_empty());
     }
 }

@@ -27,6 +27,7 @@ mod progress;
 #[cfg(unix)]
 mod sink;
 mod target;
+pub mod visible;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -81,12 +82,14 @@ impl SyncMode {
     }
 }
 
-/// Which GPU the replay uses (`HIP_VISIBLE_DEVICES`).
+/// Which GPU the replay uses: an index among the GPUs the device masks
+/// leave visible (see [`visible`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuChoice {
-    /// The device with the most free VRAM per `rocm-smi`, else 0.
+    /// The visible device with the most free VRAM per `rocm-smi`, else
+    /// the first.
     Auto,
-    /// This ordinal.
+    /// This index among the visible devices.
     Ordinal(u32),
 }
 
@@ -170,7 +173,8 @@ pub struct ReplayResult {
     pub command: Vec<String>,
     /// Native or docker.
     pub mode: ReplayMode,
-    /// The GPU ordinal given as `HIP_VISIBLE_DEVICES`.
+    /// The `HIP_VISIBLE_DEVICES` value the player got: the chosen GPU's
+    /// index in ROCr's list (see [`visible`]).
     pub gpu: u32,
 }
 
@@ -202,7 +206,8 @@ impl Launch {
 
 /// Runs one replay and returns how it ended. Errors (nothing spawned, no
 /// log left behind): an archive that is not a process capture, an
-/// unreadable `/dev/kfd`, a missing player or docker, a log path inside the
+/// unreadable `/dev/kfd`, a GPU index outside the visible GPUs, a missing
+/// player or docker, a log path inside the
 /// archive. When `hrr` itself gets SIGINT/SIGTERM/SIGHUP during the replay,
 /// the player's group is stopped, the log gets its marker, and the error is
 /// a [`crate::error::Failure`] with exit code 128 + signal.
@@ -214,7 +219,8 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
             .join(logfile::default_name(&target.pid_dir)),
     };
     crate::safety::ensure_outside(&log_path, &target.archive)?;
-    let (gpu, how) = gpu::choose(ctx, req.gpu);
+    let selected = gpu::select(ctx, req.gpu)?;
+    let gpu = selected.hip_visible_devices;
     let launch = match req.mode {
         ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
         #[cfg(not(windows))]
@@ -224,8 +230,10 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     };
     let command = launch.display();
     ctx.ui.status(&format!(
-        "{} replay on GPU {gpu} ({how}): {}",
+        "{} replay on GPU {} ({}; HIP_VISIBLE_DEVICES={gpu}): {}",
         mode_name(req.mode),
+        selected.index,
+        selected.how,
         command.join(" ")
     ));
     ctx.ui
