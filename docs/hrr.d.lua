@@ -422,7 +422,7 @@ hrr.replay = {}
 ---@return hrr.ReplayResult
 function hrr.replay.run(opts) end
 
----The GPU `replay.gpu = "auto"` means (most free VRAM per rocm-smi, else 0).
+---The GPU index `replay.gpu = "auto"` means (the visible GPU with most free VRAM per rocm-smi, else 0).
 ---@return integer
 function hrr.replay.pick_gpu() end
 

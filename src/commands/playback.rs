@@ -35,7 +35,7 @@ pub fn run(ctx: &Context, args: &PlaybackArgs) -> anyhow::Result<i32> {
             if let Some(how) = &v.ended {
                 let _ = writeln!(
                     out,
-                    "  --version ended: {how} (the HIP runtime did not load)"
+                    "  --version ended: {how}, after printing the lines above"
                 );
             }
         }

@@ -65,7 +65,7 @@ pub struct PlayerVersion {
     /// How `--version` ended when it did not exit 0 after printing its
     /// identity (`killed by signal 6`, `exit status 1`): the player flushes
     /// the lines above before it loads the HIP runtime, which can abort, so
-    /// they are kept and this says the runtime did not load.
+    /// they are kept and this says how it ended.
     pub ended: Option<String>,
 }
 
@@ -95,8 +95,8 @@ pub fn locate(ctx: &Context, build: bool) -> anyhow::Result<PlayerLocation> {
         Ok(v) => {
             if let Some(how) = &v.ended {
                 ctx.ui.warn(&format!(
-                    "`{} --version` printed its build identity, then ended ({how}) before printing \
-                     the HIP runtime version: loading the HIP runtime failed, and a replay may fail the same way",
+                    "`{} --version` printed its build identity, then ended ({how}); \
+                     loading the HIP runtime (its last line) can abort like this, and a replay may fail the same way",
                     path.display()
                 ));
             }

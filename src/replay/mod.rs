@@ -242,8 +242,8 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     let ending = spawn_and_capture(ctx, &launch, &log_path, req.timeout)?;
     let result = ReplayResult {
         log: log_path,
-        exit_code: ending.exit_code,
-        signal: ending.signal,
+        exit_code: ending.end.exit_code(),
+        signal: ending.end.signal(),
         timed_out: ending.timed_out,
         duration_s: started.elapsed().as_secs_f64(),
         command,
@@ -290,8 +290,7 @@ fn mode_name(mode: ReplayMode) -> &'static str {
 
 /// How the capture ended, with the marker lines written to the log.
 struct Ending {
-    exit_code: Option<i32>,
-    signal: Option<i32>,
+    end: PlayerEnd,
     timed_out: bool,
     interrupted: Option<i32>,
     markers: Vec<String>,
@@ -336,8 +335,7 @@ fn spawn_and_capture(
     sink.finish(&markers)
         .with_context(|| format!("cannot write the replay log {}", log_path.display()))?;
     Ok(Ending {
-        exit_code: end.exit_code(),
-        signal: end.signal(),
+        end,
         timed_out: stopped.timed_out,
         interrupted: stopped.interrupted,
         markers,
