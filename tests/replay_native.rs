@@ -135,9 +135,11 @@ fn a_passing_replay_is_logged_whole_with_its_exit_code() {
         command,
         [
             test_player().to_str().unwrap(),
-            pid_dir.to_str().unwrap(),
             "--sync-after-launch",
-            "--trace-kernels"
+            "--trace-kernels",
+            "--max-wall-seconds",
+            "1860",
+            pid_dir.to_str().unwrap(),
         ]
     );
     assert!(log.starts_with(&rig.archive_line()), "{log}");
