@@ -26,6 +26,15 @@ pub fn run(ctx: &Context, cmd: &ConfigCmd) -> anyhow::Result<i32> {
                     f.path.display()
                 ))?;
             }
+            for s in &ctx.config.project().skipped {
+                println!(
+                    "{:<9} {:<8} {} ({})",
+                    "project",
+                    "skipped",
+                    s.dir.display(),
+                    s.why
+                );
+            }
             Ok(0)
         }
         ConfigCmd::Get { key } => get(&ctx.config, key),

@@ -53,6 +53,11 @@ pub fn run(ctx: &Context) -> anyhow::Result<i32> {
                 }
             }
         }
+        if verbose {
+            for s in &ctx.config.project().skipped {
+                let _ = writeln!(out, "    (skipped {}: {})", s.dir.display(), s.why);
+            }
+        }
     }
     let externals = external::all();
     if !externals.is_empty() {

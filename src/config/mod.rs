@@ -2,6 +2,7 @@
 //! file, legacy environment, profile, `-c` flags (DESIGN §4).
 
 mod layer;
+pub mod project;
 pub mod schema;
 
 use std::collections::BTreeMap;
@@ -12,6 +13,7 @@ use anyhow::{anyhow, Context as _};
 
 pub use layer::Origin;
 use layer::Setting;
+pub use project::Project;
 
 /// The embedded defaults, also printed by `hrr config init`.
 pub const DEFAULT_TOML: &str = include_str!("../../config/default.toml");
@@ -24,7 +26,7 @@ pub enum FileRole {
     Site,
     /// `~/.config/hrr/config.toml`.
     User,
-    /// `.hrr/config.toml` in the current directory or a parent.
+    /// `.hrr/config.toml` of the project ([`Project`]).
     Project,
     /// `HRR_CONFIG` or `--config`.
     Explicit,
@@ -66,6 +68,7 @@ pub struct Entry {
 pub struct Config {
     values: BTreeMap<String, Entry>,
     files: Vec<ConfigFile>,
+    project: Project,
     profile: Option<String>,
 }
 
@@ -92,7 +95,8 @@ impl Config {
         env: &dyn Fn(&str) -> Option<String>,
         cwd: &Path,
     ) -> anyhow::Result<Config> {
-        let files = consulted_files(opts, env, cwd);
+        let project = Project::discover(cwd);
+        let files = consulted_files(opts, env, &project, cwd);
         let mut settings = Vec::new();
         for file in &files {
             if !file.exists {
@@ -124,6 +128,7 @@ impl Config {
             (None, None) => None,
         };
         let mut config = Self::from_layers(settings, files, selected)?;
+        config.project = project;
         for o in &opts.overrides {
             config.apply(layer::from_override(o, "-c")?);
         }
@@ -140,6 +145,7 @@ impl Config {
         let mut config = Config {
             values: BTreeMap::new(),
             files,
+            project: Project::default(),
             profile: None,
         };
         let (profiled, plain): (Vec<_>, Vec<_>) =
@@ -286,6 +292,12 @@ impl Config {
         &self.files
     }
 
+    /// The project `.hrr/` found from the current directory, and every
+    /// `.hrr/` passed over with the reason.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
     /// Every set value, sorted by key.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &Entry)> {
         self.values.iter().map(|(k, e)| (k.as_str(), e))
@@ -331,25 +343,26 @@ pub fn site_file(env: &dyn Fn(&str) -> Option<String>) -> PathBuf {
     PathBuf::from("/etc/hrr/config.toml")
 }
 
-/// The project config: `.hrr/config.toml` in `cwd` or the nearest parent that
-/// has one; `cwd/.hrr/config.toml` when none does.
-pub fn project_file(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .map(|d| d.join(".hrr").join("config.toml"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| cwd.join(".hrr").join("config.toml"))
-}
-
 fn consulted_files(
     opts: &LoadOptions,
     env: &dyn Fn(&str) -> Option<String>,
+    project: &Project,
     cwd: &Path,
 ) -> Vec<ConfigFile> {
     let mut paths = vec![(FileRole::Site, site_file(env))];
     if let Some(dir) = user_dir() {
         paths.push((FileRole::User, dir.join("config.toml")));
     }
-    paths.push((FileRole::Project, project_file(cwd)));
+    // With no `.hrr/` anywhere, name where a project file would be read
+    // from; a `.hrr/` passed over is listed with its reason instead.
+    let nothing_found = project.skipped.is_empty() && project.inside_archive.is_none();
+    match project.config_file() {
+        Some(file) => paths.push((FileRole::Project, file)),
+        None if nothing_found => {
+            paths.push((FileRole::Project, cwd.join(".hrr").join("config.toml")));
+        }
+        None => {}
+    }
     let explicit = opts.config_file.clone().or_else(|| {
         env("HRR_CONFIG")
             .filter(|p| !p.is_empty())

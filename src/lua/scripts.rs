@@ -1,5 +1,6 @@
 //! Finding Lua workflows: `hrr <name>` runs `<name>.lua` from `scripts.path`,
-//! the project's `.hrr/scripts/`, the user's config dir `scripts/`, then the
+//! the project's `.hrr/scripts/` (found by [`crate::config::Project`], so
+//! never from inside an archive), the user's config dir `scripts/`, then the
 //! scripts embedded in the binary (DESIGN §5).
 
 use std::path::{Path, PathBuf};
@@ -106,14 +107,8 @@ pub fn dirs(config: &Config) -> Vec<PathBuf> {
         .into_iter()
         .map(PathBuf::from)
         .collect();
-    if let Ok(cwd) = std::env::current_dir() {
-        if let Some(d) = cwd
-            .ancestors()
-            .map(|a| a.join(".hrr").join("scripts"))
-            .find(|d| d.is_dir())
-        {
-            dirs.push(d);
-        }
+    if let Some(d) = config.project().scripts_dir() {
+        dirs.push(d);
     }
     if let Some(user) = crate::config::user_dir() {
         dirs.push(user.join("scripts"));
