@@ -106,26 +106,6 @@ pub fn stamp() -> String {
     format!("{compact}-{}", std::process::id())
 }
 
-/// Writes `text` to `path` with mode 0600, atomically: a temp file in the same
-/// directory renamed into place, so a reader never sees a half-written file.
-pub fn write_private(path: &Path, text: &[u8]) -> anyhow::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hrr-tmp-")
-        .tempfile_in(dir)
-        .with_context(|| format!("cannot write in {}", dir.display()))?;
-    tmp.write_all(text)
-        .and_then(|()| tmp.as_file().sync_all())
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
-    Ok(())
-}
-
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
@@ -165,17 +145,5 @@ mod tests {
         assert_eq!(time.len(), 16, "{s}");
         assert!(time.ends_with('Z') && time.as_bytes()[8] == b'T', "{s}");
         assert_eq!(pid, std::process::id().to_string());
-    }
-
-    #[test]
-    fn private_writes_are_0600() {
-        let dir = tempfile::tempdir().unwrap();
-        let f = dir.path().join("x.finding.md");
-        write_private(&f, b"hello").unwrap();
-        assert_eq!(std::fs::read(&f).unwrap(), b"hello");
-        assert_eq!(
-            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
-            0o600
-        );
     }
 }

@@ -28,15 +28,20 @@ pub fn run(ctx: &Context, args: &ClassifyArgs) -> anyhow::Result<i32> {
     if let (Some(output), Some(root)) = (&args.output, archive.as_ref().and_then(archive_root)) {
         crate::safety::ensure_outside(output, &root)?;
     }
+    let destination = args
+        .output
+        .as_deref()
+        .map(crate::output_file::open)
+        .transpose()?;
     let finding = classify(&args.logs, archive.as_ref(), None, None)?;
     let text = render::render(&finding, format);
-    match &args.output {
-        Some(path) => {
-            crate::workdir::write_private(path, text.as_bytes())?;
+    match (destination, &args.output) {
+        (Some(dest), Some(named)) => {
+            dest.write(text.as_bytes())?;
             ctx.ui
-                .status(&format!("wrote finding to {}", path.display()));
+                .status(&format!("wrote finding to {}", named.display()));
         }
-        None => crate::ui::print(text)?,
+        _ => crate::ui::print(text)?,
     }
     Ok(0)
 }

@@ -7,9 +7,13 @@
 //! player's process group is stopped and the log ends with a marker).
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::bail;
 
 use crate::cli::{ReplayArgs, ReplayModeArg};
 use crate::context::Context;
+use crate::output_file::Destination;
 use crate::replay::{self, ReplayMode, ReplayRequest, ReplayResult};
 
 /// Runs `hrr replay`.
@@ -30,7 +34,7 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
     ])?;
     let mut req = ReplayRequest::from_config(&config, &args.archive)?;
     req.extra_args.extend(args.extra.iter().cloned());
-    req.log = args.log.clone();
+    req.log = args.log.as_deref().map(log_file).transpose()?;
     let ctx = Context {
         config,
         ui: ctx.ui.clone(),
@@ -45,6 +49,21 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
         crate::ui::print(markdown(&args.archive.display().to_string(), &result))?;
     }
     Ok(0)
+}
+
+/// Where `hrr replay --log PATH` writes: by the rule of every named output
+/// ([`crate::output_file`]), a regular file or a new one, through any
+/// symlink. A device or a pipe is refused, because the log is streamed into
+/// a file that is made private (0600) and removed when the replay cannot
+/// start, which must never happen to a device node.
+fn log_file(path: &Path) -> anyhow::Result<PathBuf> {
+    match crate::output_file::open(path)? {
+        Destination::File(real) => Ok(real),
+        Destination::Stream { .. } => bail!(
+            "cannot write the replay log to {}: it is a device or a pipe, and the replay log must be a regular file; name a file (and read it with `tail -f`)",
+            path.display()
+        ),
+    }
 }
 
 /// The result as a markdown table; unknown values print as `n/a`.

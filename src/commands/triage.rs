@@ -30,6 +30,14 @@ pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
     if let Some(output) = &args.output {
         ensure_outside(output, &root)?;
     }
+    // Refuse an `-o` that must not be written before any work starts; a
+    // pipe stays open until the workflow has written it, so its reader does
+    // not see the end of its input in between.
+    let _output = args
+        .output
+        .as_deref()
+        .map(crate::output_file::open)
+        .transpose()?;
     let workflow = lua::scripts::find(&config, "triage")
         .ok_or_else(|| anyhow!("the triage workflow is missing from this build of hrr"))?;
     let opts = json!({

@@ -1,5 +1,6 @@
 //! `hrr.fs.read/write/exists`: files for workflows. Writes go only under the
-//! workdir (DESIGN §8), atomically and 0600.
+//! workdir or to an output the user named (DESIGN §8), by the rule of
+//! [`crate::output_file`].
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -54,8 +55,7 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
                     mlua::Error::runtime(format!("hrr.fs.write: {}: {e}", parent.display()))
                 })?;
             }
-            crate::workdir::write_private(&target, &text.as_bytes())
-                .map_err(mlua::Error::external)?;
+            crate::output_file::write(&target, &text.as_bytes()).map_err(mlua::Error::external)?;
             Ok(target.display().to_string())
         })?,
     )?;
