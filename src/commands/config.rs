@@ -132,8 +132,9 @@ fn init_target(site: bool, project: bool) -> anyhow::Result<PathBuf> {
 
 /// Writes a starter file: the documented defaults with every setting
 /// commented out, so the file changes nothing until edited. Refuses to
-/// overwrite.
+/// overwrite, and to write inside a capture archive.
 fn init(path: &std::path::Path) -> anyhow::Result<()> {
+    crate::safety::ensure_not_in_archive(path)?;
     if path.exists() {
         bail!(
             "{} already exists; edit it, or remove it first",
