@@ -18,16 +18,21 @@ pub fn configured(config: &Config) -> PathBuf {
 }
 
 /// Creates (0700) or checks the configured workdir and returns it. A
-/// directory that is a symlink, owned by someone else or not writable is not
-/// used: a fresh private temp directory is used instead, and `warn` is told
-/// why.
+/// directory that is a symlink, owned by someone else, writable by group or
+/// others, or not writable is not used: a fresh private (0700) temp
+/// directory is used instead, and `warn` is told why. A workdir inside a
+/// capture archive is an error, raised before anything is created.
 pub fn ensure(config: &Config, warn: &dyn Fn(&str)) -> anyhow::Result<PathBuf> {
     let dir = configured(config);
+    crate::safety::ensure_not_in_archive(&dir)?;
     match usable(&dir) {
         Ok(()) => Ok(dir),
         Err(why) => {
-            let fresh = tempfile::Builder::new()
-                .prefix("hrr-triage-")
+            let mut builder = tempfile::Builder::new();
+            builder.prefix("hrr-triage-");
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+            let fresh = builder
                 .tempdir()
                 .context("cannot create a private temp directory for the workdir")?
                 .keep();
@@ -43,7 +48,9 @@ pub fn ensure(config: &Config, warn: &dyn Fn(&str)) -> anyhow::Result<PathBuf> {
 
 fn usable(dir: &Path) -> Result<(), String> {
     match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_private(dir),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            create_private(dir).map_err(|e| format!("cannot create it: {e}"))
+        }
         Err(e) => Err(e.to_string()),
         Ok(meta) if meta.file_type().is_symlink() => Err("it is a symlink".into()),
         Ok(meta) if !meta.is_dir() => Err("it is not a directory".into()),
@@ -51,14 +58,14 @@ fn usable(dir: &Path) -> Result<(), String> {
     }
 }
 
-fn create_private(dir: &Path) -> Result<(), String> {
+/// Creates `dir` and any missing parents with mode 0700 (an existing one is
+/// left as it is).
+pub fn create_private(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .create(dir)
-        .map_err(|e| format!("cannot create it: {e}"))
+    builder.create(dir)
 }
 
 #[cfg(unix)]
@@ -69,6 +76,12 @@ fn owned_and_writable(dir: &Path, meta: &std::fs::Metadata) -> Result<(), String
         return Err(format!(
             "it belongs to uid {}, not to you (uid {me})",
             meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "it is writable by group or others (mode {:o}), so another user could plant files in it",
+            meta.mode() & 0o7777
         ));
     }
     nix::unistd::access(
@@ -136,6 +149,47 @@ mod tests {
             warned.borrow()
         );
         std::fs::remove_dir_all(got).unwrap();
+    }
+
+    #[test]
+    fn a_workdir_others_can_write_is_replaced_by_a_fresh_private_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let wd = dir.path().join("shared-wd");
+        std::fs::create_dir(&wd).unwrap();
+        std::fs::set_permissions(&wd, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let c = Config::with_overrides(&[&format!("output.workdir={}", wd.display())]).unwrap();
+        let warned = std::cell::RefCell::new(String::new());
+        let got = ensure(&c, &|m| *warned.borrow_mut() = m.to_string()).unwrap();
+        assert_ne!(got, wd);
+        assert!(
+            warned
+                .borrow()
+                .contains("writable by group or others (mode 777)"),
+            "{}",
+            warned.borrow()
+        );
+        assert_eq!(
+            std::fs::metadata(&got).unwrap().permissions().mode() & 0o777,
+            0o700,
+            "the fallback is private"
+        );
+        std::fs::remove_dir_all(got).unwrap();
+    }
+
+    #[test]
+    fn a_workdir_inside_an_archive_is_refused_before_it_is_created() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid = dir.path().join("cap.hrr/pid-3");
+        std::fs::create_dir_all(&pid).unwrap();
+        std::fs::write(pid.join("events.bin"), b"").unwrap();
+        let wd = pid.join("work/here");
+        let c = Config::with_overrides(&[&format!("output.workdir={}", wd.display())]).unwrap();
+        let err = ensure(&c, &|m| panic!("no fallback expected: {m}")).unwrap_err();
+        assert!(
+            err.to_string().contains("never writes into an archive"),
+            "{err}"
+        );
+        assert!(!pid.join("work").exists());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `hrr.fs.read/write/exists`: files for workflows. Writes go only under the
 //! workdir or to an output the user named (DESIGN §8), by the rule of
-//! [`crate::output_file`].
+//! [`crate::output_file`]; the directories they need are made 0700.
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -51,7 +51,7 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
                 }
             };
             if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| {
+                crate::workdir::create_private(parent).map_err(|e| {
                     mlua::Error::runtime(format!("hrr.fs.write: {}: {e}", parent.display()))
                 })?;
             }
