@@ -87,10 +87,10 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
         archive_info,
     };
 
-    let tmp = target.temp_file()?;
-    write_bundle(tmp.as_file(), &manifest, &items, mtime_of(now), &ui)
+    let sink = target.sink()?;
+    write_bundle(sink.file(), &manifest, &items, mtime_of(now), &ui)
         .with_context(|| format!("cannot write bundle {}", target.path.display()))?;
-    target.commit(tmp)?;
+    target.commit(sink)?;
     println!("{}", target.path.display());
     ui.status(&format!(
         "wrote {}: {} files, {} bytes",
@@ -171,8 +171,7 @@ fn write_bundle(
     let encoder = tar.into_inner()?;
     let mut writer = encoder.finish()?;
     writer.flush()?;
-    let file = writer.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
+    writer.into_inner().map_err(|e| e.into_error())?;
     Ok(())
 }
 
