@@ -11,6 +11,7 @@ use anyhow::Context as _;
 use crate::digest::{hash_stream, BUF_SIZE};
 use crate::manifest::{
     is_safe_path, BundleManifest, FileRecord, Totals, MANIFEST_MAX_BYTES, MANIFEST_NAME,
+    SCHEMA_VERSION,
 };
 use crate::term::inert;
 use crate::user_input;
@@ -127,7 +128,20 @@ fn read_manifest<R: Read>(mut entry: tar::Entry<'_, R>) -> Result<BundleManifest
         .take(MANIFEST_MAX_BYTES)
         .read_to_end(&mut text)
         .map_err(|e| format!("unreadable: {e}"))?;
-    serde_json::from_slice(&text).map_err(|e| format!("not a valid manifest: {e}"))
+    let doc: serde_json::Value =
+        serde_json::from_slice(&text).map_err(|e| format!("not a valid manifest: {e}"))?;
+    // The layout version first: a later layout may change any other field,
+    // and its bundle must be named as such, not as damaged.
+    match doc.get("schema_version") {
+        Some(v) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
+        Some(v) => {
+            return Err(format!(
+                "schema_version {v} is not one this hrr-bundle reads (it reads {SCHEMA_VERSION}); verify the bundle with the hrr-bundle that wrote it, or a newer one"
+            ))
+        }
+        None => return Err("has no schema_version: not an hrr bundle manifest".into()),
+    }
+    serde_json::from_value(doc).map_err(|e| format!("not a valid manifest: {e}"))
 }
 
 /// Listed files by path; duplicate and unsafe paths are problems.

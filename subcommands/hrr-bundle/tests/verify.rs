@@ -136,3 +136,23 @@ fn a_missing_bundle_is_one_error_line() {
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.starts_with("error: bundle nope.tar.zst"), "{err}");
 }
+
+#[test]
+fn an_unknown_schema_version_is_named_not_passed() {
+    let (fx, bundle) = packed();
+    let mut files = contents(&bundle);
+    let (_, manifest) = files.iter_mut().find(|(p, _)| p == "BUNDLE.json").unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(manifest).unwrap();
+    doc["schema_version"] = serde_json::json!(2);
+    *manifest = serde_json::to_vec(&doc).unwrap();
+    rewrite(&bundle, &files);
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        ["BUNDLE.json: schema_version 2 is not one this hrr-bundle reads (it reads 1); verify the bundle with the hrr-bundle that wrote it, or a newer one"],
+        "{text}"
+    );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+}
