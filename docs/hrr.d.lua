@@ -415,6 +415,11 @@ function hrr.render.json(f) end
 ---@return string
 function hrr.render.json_list(findings) end
 
+---The markdown table of `hrr triage --all`: one row per process.
+---@param rows {name: string, finding: hrr.Finding}[]
+---@return string
+function hrr.render.summary(rows) end
+
 hrr.replay = {}
 
 ---Replays one process capture with hrr-playback; blocks until it ends.

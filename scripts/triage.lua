@@ -162,22 +162,6 @@ local function save(f, process)
   return path
 end
 
--- An archive-controlled string made inert for a markdown table cell: no
--- control characters, no cell breaks, no code-span or HTML breakouts.
-local function cell(text)
-  return (text:gsub("%c", " "):gsub("|", "\\|"):gsub("`", "'"):gsub("<", "&lt;"))
-end
-
-local function summary_table(findings)
-  local lines = { "## HRR Triage — every process", "", "| process | outcome | fault class | kernel |", "|---|---|---|---|" }
-  for _, item in ipairs(findings) do
-    local f = item.finding
-    lines[#lines + 1] = string.format("| %s | %s | %s | %s |", cell(item.name), f.outcome, f.fault_class,
-      f.kernel_name and ("`" .. cell(f.kernel_name) .. "`") or "n/a")
-  end
-  return table.concat(lines, "\n") .. "\n"
-end
-
 local function main()
   local a = hrr.archive.resolve(opts.archive)
   local root = a.kind == "root" and a or nil
@@ -214,7 +198,7 @@ local function main()
     for i, item in ipairs(findings) do list[i] = item.finding end
     out = hrr.render.json_list(list)
   elseif #findings > 1 then
-    out = table.concat(texts, "\n") .. "\n" .. summary_table(findings)
+    out = table.concat(texts, "\n") .. "\n" .. hrr.render.summary(findings)
   else
     out = texts[1]
   end

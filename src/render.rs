@@ -6,6 +6,9 @@
 //! unknown as `n/a`; every archive-controlled string goes through [`inert`].
 
 mod inert;
+mod summary;
+
+pub use summary::summary;
 
 use crate::finding::{FaultClass, Finding, KernelSource, Outcome, Placement};
 use serde_json::Value;

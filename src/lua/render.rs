@@ -1,5 +1,7 @@
-//! `hrr.render.markdown(f)`, `hrr.render.json(f)` and
-//! `hrr.render.json_list({f1, f2, …})` (one JSON array, for `triage --all`).
+//! `hrr.render.markdown(f)`, `hrr.render.json(f)`,
+//! `hrr.render.json_list({f1, f2, …})` (one JSON array, for `triage --all`)
+//! and `hrr.render.summary({{name = …, finding = f}, …})` (the table after
+//! the findings of `triage --all`).
 
 use std::rc::Rc;
 
@@ -38,6 +40,27 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
                 serde_json::to_string_pretty(&findings).map_err(mlua::Error::external)?;
             text.push('\n');
             Ok(text)
+        })?,
+    )?;
+    t.set(
+        "summary",
+        lua.create_function(|lua, list: Table| {
+            let rows = list
+                .sequence_values::<Table>()
+                .map(|row| {
+                    let row = row.map_err(|_| {
+                        mlua::Error::runtime(
+                            "hrr.render.summary: expected a list of {name = …, finding = …} tables",
+                        )
+                    })?;
+                    let name: String = row.get("name").map_err(|_| {
+                        mlua::Error::runtime("hrr.render.summary: a row's name must be a string")
+                    })?;
+                    let finding = from_lua(lua, row.get("finding")?, "hrr.render.summary")?;
+                    Ok((name, finding))
+                })
+                .collect::<mlua::Result<Vec<_>>>()?;
+            Ok(crate::render::summary(&rows))
         })?,
     )?;
     hrr.set("render", t)
