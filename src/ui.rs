@@ -79,8 +79,10 @@ impl Ui {
         }
     }
 
+    /// One `tag msg` line: `msg` (which may hold archive paths and names)
+    /// stays on that line with its control characters made visible.
     fn line(&self, tag: &str, sgr: &str, msg: &str) {
-        let msg = inert(msg);
+        let msg = crate::error::single_line(msg);
         if self.color {
             stderr_line(&format!("\x1b[{sgr}m{tag}\x1b[0m {msg}"));
         } else {

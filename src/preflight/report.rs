@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::capture::CaptureFacts;
 use super::host::HostFacts;
+use crate::error::single_line as one_line;
 
 /// The overall answer, worst first: blocked > confirm > warn > ok.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -71,12 +72,14 @@ impl PreflightReport {
         }
     }
 
-    /// The markdown report.
+    /// The markdown report. Every value from the capture or the host is
+    /// written on one line, control characters made visible, so a manifest
+    /// cannot add a section or forge a verdict.
     pub fn to_markdown(&self) -> String {
         let mut out = String::from("# HRR replay compatibility\n\n## Capture metadata\n");
         let c = &self.capture;
         if c.metadata {
-            let na = |v: &Option<String>| v.clone().unwrap_or_else(|| "n/a".into());
+            let na = |v: &Option<String>| v.as_deref().map_or_else(|| "n/a".into(), one_line);
             let num = |v: Option<u64>| v.map_or_else(|| "n/a".into(), |n| n.to_string());
             let archs = c.arch_names();
             let _ = writeln!(out, "- schema_version: {}", na(&c.schema_version));
@@ -91,19 +94,20 @@ impl PreflightReport {
             let _ = writeln!(
                 out,
                 "- gcn_arch_name: {}",
-                archs.first().copied().unwrap_or("n/a")
+                archs.first().map_or_else(|| "n/a".into(), |a| one_line(a))
             );
             if archs.len() > 1 {
-                let _ = writeln!(out, "- gcn_arch_names: {}", archs.join(", "));
+                let _ = writeln!(out, "- gcn_arch_names: {}", one_line(&archs.join(", ")));
             }
         } else {
             let why = c.missing_reason.as_deref().unwrap_or("no metadata");
-            let _ = writeln!(out, "- none: {why}");
+            let _ = writeln!(out, "- none: {}", one_line(why));
         }
         if let Some(h) = &self.host {
-            let unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+            let unknown =
+                |v: &Option<String>| v.as_deref().map_or_else(|| "unknown".into(), one_line);
             out.push_str("\n## Replay environment\n");
-            let _ = writeln!(out, "- source: {}", h.source);
+            let _ = writeln!(out, "- source: {}", one_line(&h.source));
             let visible = h
                 .visible_gpus
                 .map_or_else(|| "unknown".into(), |n| n.to_string());
@@ -123,7 +127,7 @@ impl PreflightReport {
                     .iter()
                     .map(|g| g.arch.as_deref().unwrap_or("unknown"))
                     .collect();
-                let _ = writeln!(out, "- gpu_archs: {}", archs.join(", "));
+                let _ = writeln!(out, "- gpu_archs: {}", one_line(&archs.join(", ")));
             }
         }
         list(&mut out, "Blocking issues", &self.blocks);
@@ -154,6 +158,6 @@ fn list(out: &mut String, title: &str, items: &[String]) {
     }
     let _ = write!(out, "\n## {title}\n");
     for item in items {
-        let _ = writeln!(out, "- {item}");
+        let _ = writeln!(out, "- {}", one_line(item));
     }
 }
