@@ -19,7 +19,10 @@ fn assert_refused(out: &std::process::Output) {
     let err = stderr(out);
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{err}");
-    assert!(errors[0].contains("hrr never writes into an archive"), "{err}");
+    assert!(
+        errors[0].contains("hrr never writes into an archive"),
+        "{err}"
+    );
 }
 
 #[test]

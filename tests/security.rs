@@ -200,3 +200,135 @@ fn a_planted_workdir_is_not_used() {
     // A directory owned by another user needs chown, i.e. root, to set up,
     // and root owns everything it creates: not portable to test here.
 }
+
+#[test]
+fn the_all_summary_table_keeps_its_rows_and_escapes_hostile_names() {
+    let sb = Sandbox::new();
+    let (code, out, err) = lua(
+        &sb,
+        r#"
+local plain = {outcome = "MAF", fault_class = "illegal_memory_access", kernel_name = "vector_add"}
+local hostile = {outcome = "FAIL", fault_class = "nan_inf_divergence",
+  kernel_name = "evil\n| pid-666 | PASS | replay_pass | `x` |\x1b[2J\u{202E}|tail"}
+hrr.out(hrr.render.summary({
+  {name = "pid-7", finding = plain},
+  {name = "pid-8\n| pid-999 | PASS", finding = hostile},
+  {name = "pid-9", finding = {}},
+}))
+"#,
+    );
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[..5],
+        [
+            "## HRR Triage — every process",
+            "",
+            "| process | outcome | fault class | kernel |",
+            "|---|---|---|---|",
+            "| pid-7 | MAF | illegal_memory_access | `vector_add` |",
+        ],
+        "{out}"
+    );
+    assert_eq!(lines.len(), 7, "one line per process: {out}");
+    assert!(
+        lines[5].starts_with("| pid-8 \\| pid-999 \\| PASS | FAIL | nan_inf_divergence | "),
+        "{out}"
+    );
+    assert!(lines[5].contains("\\| pid-666 \\|"), "{out}");
+    assert_eq!(lines[6], "| pid-9 | UNKNOWN | unknown | n/a |", "{out}");
+    assert!(
+        !out.contains('\u{202e}'),
+        "a bidi override reached the table: {out}"
+    );
+    assert_inert("summary table", &out, &sb);
+}
+
+#[test]
+fn the_all_summary_table_of_a_plain_root_reads_as_before() {
+    let sb = Sandbox::new();
+    let root = sb.path().join("cap.hrr");
+    for pid in [11, 12] {
+        let mut a = ProcessArchive::new(pid, EventsFile::v7());
+        a.events.launch(
+            api::HIP_LAUNCH_KERNEL,
+            &Launch::new("vector_add", [1, 1, 1], [1, 1, 1]),
+        );
+        a.write(&root).unwrap();
+    }
+    let out = sb
+        .hrr()
+        .args(["triage", "--all", "--no-replay"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let table = &text[text.find("## HRR Triage — every process").expect("a table")..];
+    assert_eq!(
+        table,
+        "## HRR Triage — every process\n\n| process | outcome | fault class | kernel |\n|---|---|---|---|\n\
+         | pid-11 | UNKNOWN | metadata_only | n/a |\n| pid-12 | UNKNOWN | metadata_only | n/a |\n"
+    );
+}
+
+#[test]
+fn a_hostile_manifest_cannot_add_lines_to_the_preflight_report() {
+    let sb = Sandbox::new();
+    let forged = "7.2.53211\n\n## Blocking issues\n- FORGED\n\nReplay preflight: OK";
+    let manifest = serde_json::json!({
+        "pid": 42, "parent_pid": 1, "complete": true, "event_count": 0, "blob_count": 0,
+        "metadata": {
+            "schema_version": "1\n- FORGED",
+            "runtime": {"hip_runtime_version": forged, "comgr_version": "2.8\x1b[2J"},
+            "captured_device_count": 1,
+            "devices": [{"ordinal": 0, "properties": {"gcn_arch_name": "gfx942\r\n- FORGED"}}],
+        },
+    });
+    sb.write("cap/pid-42/manifest.json", &manifest.to_string());
+    sb.write("cap/pid-42/events.bin", "");
+    let out = sb
+        .hrr()
+        .arg("-c")
+        .arg(format!("rocm.path={}", sb.path().join("no-rocm").display()))
+        .arg("preflight")
+        .arg(sb.path().join("cap"))
+        .output()
+        .unwrap();
+    assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("# HRR replay compatibility"), "{text}");
+    assert!(
+        !text
+            .lines()
+            .any(|l| l.starts_with("- FORGED") || l == "Replay preflight: OK"),
+        "the manifest forged a line: {text}"
+    );
+    assert!(
+        text.contains("- hip_runtime_version: 7.2.53211\\n\\n## Blocking issues\\n- FORGED"),
+        "{text}"
+    );
+    assert_inert("preflight report", &text, &sb);
+}
+
+#[test]
+fn a_path_with_a_line_break_cannot_forge_a_status_line() {
+    let sb = Sandbox::new();
+    let log = sb.write("pass.log", "[HRR] Result: PASS (0 mismatches)\n");
+    let out_dir = sb.path().join("out\n[hrr] forged\x1b[2J");
+    std::fs::create_dir(&out_dir).unwrap();
+    let out = sb
+        .hrr()
+        .args(["classify", "--log"])
+        .arg(&log)
+        .arg("-o")
+        .arg(out_dir.join("f.md"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let status: Vec<&str> = err.lines().filter(|l| l.starts_with("[hrr]")).collect();
+    assert_eq!(status.len(), 1, "{err}");
+    assert!(status[0].contains("out\\n[hrr] forged\\u{1b}[2J"), "{err}");
+    assert_inert("status line", &err, &sb);
+}
