@@ -48,7 +48,7 @@ fn file_type(path: &Path) -> std::fs::FileType {
 
 /// Exit code 1 and exactly one `error:` line that contains `needle`.
 fn assert_refused(out: &std::process::Output, needle: &str) {
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
     let err = stderr(out);
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
     assert_eq!(errors.len(), 1, "{err}");
