@@ -31,17 +31,17 @@ pub fn run(ctx: &Context, args: &ClassifyArgs) -> anyhow::Result<i32> {
     let destination = args
         .output
         .as_deref()
-        .map(crate::output_file::open)
+        .map(|named| crate::output_file::open(named).map(|dest| (named, dest)))
         .transpose()?;
     let finding = classify(&args.logs, archive.as_ref(), None, None)?;
     let text = render::render(&finding, format);
-    match (destination, &args.output) {
-        (Some(dest), Some(named)) => {
+    match destination {
+        Some((named, dest)) => {
             dest.write(text.as_bytes())?;
             ctx.ui
                 .status(&format!("wrote finding to {}", named.display()));
         }
-        _ => crate::ui::print(text)?,
+        None => crate::ui::print(text)?,
     }
     Ok(0)
 }

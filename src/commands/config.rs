@@ -27,12 +27,12 @@ pub fn run(ctx: &Context, cmd: &ConfigCmd) -> anyhow::Result<i32> {
                 ))?;
             }
             for s in &ctx.config.project().skipped {
+                let line = format!("{} ({})", s.dir.display(), s.why);
                 println!(
-                    "{:<9} {:<8} {} ({})",
+                    "{:<9} {:<8} {}",
                     "project",
                     "skipped",
-                    s.dir.display(),
-                    s.why
+                    crate::error::single_line(&line)
                 );
             }
             Ok(0)

@@ -55,7 +55,8 @@ pub fn run(ctx: &Context) -> anyhow::Result<i32> {
         }
         if verbose {
             for s in &ctx.config.project().skipped {
-                let _ = writeln!(out, "    (skipped {}: {})", s.dir.display(), s.why);
+                let line = format!("(skipped {}: {})", s.dir.display(), s.why);
+                let _ = writeln!(out, "    {}", crate::error::single_line(&line));
             }
         }
     }
