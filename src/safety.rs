@@ -48,8 +48,13 @@ pub fn resolve(path: &Path) -> PathBuf {
 /// Whether `dir` has the shape of a capture archive: a `pid-*` archive (it
 /// holds `events.bin`) or a capture root (it holds a `manifest.json`, or a
 /// `pid-*` directory holding `events.bin`). Any kind of entry of those names
-/// counts, so a damaged archive is still recognised.
+/// counts, so a damaged archive is still recognised. A shared temp directory
+/// (world-writable with the sticky bit, like `/tmp`) is never an archive:
+/// anyone could plant those names there and so stop every write below it.
 pub fn is_archive_dir(dir: &Path) -> bool {
+    if is_shared_temp(dir) {
+        return false;
+    }
     let present = |p: PathBuf| std::fs::symlink_metadata(p).is_ok();
     if present(dir.join("events.bin")) || present(dir.join("manifest.json")) {
         return true;
@@ -60,6 +65,18 @@ pub fn is_archive_dir(dir: &Path) -> bool {
     entries.flatten().any(|e| {
         e.file_name().to_string_lossy().starts_with("pid-") && present(e.path().join("events.bin"))
     })
+}
+
+#[cfg(unix)]
+fn is_shared_temp(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o1002 == 0o1002)
+}
+
+/// Windows has no sticky bit; its temp directories are per user.
+#[cfg(not(unix))]
+fn is_shared_temp(_dir: &Path) -> bool {
+    false
 }
 
 /// The nearest directory at or above `path` (symlinks resolved) that has the
@@ -168,6 +185,21 @@ mod tests {
         std::fs::write(bare.join("manifest.json"), "{}").unwrap();
         assert!(ensure_not_in_archive(&bare.join("x")).is_err());
         assert!(ensure_not_in_archive(&elsewhere.join("x")).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn names_planted_in_a_shared_temp_dir_do_not_make_it_an_archive() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let shared = dir.path().join("tmp");
+        std::fs::create_dir_all(shared.join("pid-1")).unwrap();
+        std::fs::write(shared.join("pid-1/events.bin"), b"").unwrap();
+        std::fs::write(shared.join("manifest.json"), b"{}").unwrap();
+        assert!(ensure_not_in_archive(&shared.join("hrr-triage-0/x.md")).is_err());
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(ensure_not_in_archive(&shared.join("hrr-triage-0/x.md")).is_ok());
+        assert!(ensure_not_in_archive(&shared.join("pid-1/x.md")).is_err());
     }
 
     /// A directory without the archive shape, reached through a bind mount
