@@ -184,6 +184,6 @@ fn replay_log_on_a_fifo_nothing_reads_fails_in_seconds() {
     let kfd = sb.write("kfd", "");
     let log = fifo(&sb, "replay.log");
     let (out, took) = replay(&sb, &kfd, &["--log", &p(&log)]);
-    one_error(&out, &["replay.log", "a FIFO that nothing reads"]);
+    one_error(&out, &["replay.log", "a pipe (FIFO) with no reader"]);
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
