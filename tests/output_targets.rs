@@ -250,3 +250,40 @@ fn the_replay_log_is_refused_on_a_directory_device_or_pipe_before_the_replay() {
     assert_eq!(mode, 0o666, "the device was made private");
     assert!(file_type(&fifo).is_fifo());
 }
+
+/// A workflow naming a device node as its replay log (`hrr.replay.run`
+/// skips the CLI's `--log` check) gets an error, and the node is neither
+/// made private nor removed.
+#[test]
+fn a_workflow_replay_log_on_a_device_node_leaves_the_node_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let sb = Sandbox::new();
+    let null = sb.path().join("null");
+    mknod(&null, "c", 1, 3);
+    std::fs::set_permissions(&null, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let archive =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/crash.hrr/pid-4243");
+    let script = sb.write(
+        "w.lua",
+        &format!(
+            "return hrr.replay.run({{archive = {:?}, player = {:?}, mode = 'native', log = {:?}}}) and 0\n",
+            archive.display().to_string(),
+            test_player().display().to_string(),
+            null.display().to_string()
+        ),
+    );
+    let out = sb
+        .hrr()
+        .args(["-c", "replay.kfd=", "run"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_refused(&out, "the replay log must be a regular file");
+    let meta = std::fs::symlink_metadata(&null).unwrap();
+    assert!(meta.file_type().is_char_device(), "the node was replaced");
+    assert_eq!(
+        meta.permissions().mode() & 0o777,
+        0o666,
+        "the node was made private"
+    );
+}

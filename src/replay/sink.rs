@@ -20,7 +20,8 @@ pub fn seconds(secs: f64) -> String {
     }
 }
 
-/// Creates (or truncates) the log with mode 0600, refusing a symlink.
+/// Creates (or truncates) the log with mode 0600, refusing a symlink and
+/// anything that is not a regular file.
 pub fn create(path: &Path) -> anyhow::Result<File> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let file = std::fs::OpenOptions::new()
@@ -42,6 +43,19 @@ pub fn create(path: &Path) -> anyhow::Result<File> {
         nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::empty()),
     )
     .with_context(|| format!("cannot create the replay log {}", path.display()))?;
+    // Made private below and removed when the replay cannot start: only a
+    // regular file may be, never a device node or a pipe (`/dev/null` named
+    // as the log by a workflow).
+    if !file
+        .metadata()
+        .with_context(|| format!("cannot create the replay log {}", path.display()))?
+        .is_file()
+    {
+        anyhow::bail!(
+            "cannot write the replay log to {}: it is a device or a pipe, and the replay log must be a regular file; name a file",
+            path.display()
+        );
+    }
     file.set_permissions(std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("cannot make {} private", path.display()))?;
     Ok(file)
