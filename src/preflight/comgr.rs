@@ -90,7 +90,7 @@ const STATIC_NOTE: Option<&str> = Some(
 /// The version in the name of the file `lib` ends at, after symlinks:
 /// `libamd_comgr.so.3.0.60200` → `3.0`. A name with only a major version
 /// (`libamd_comgr.so.3`, the SONAME) gives no minor and so no version.
-#[cfg(any(test, all(target_os = "linux", target_env = "musl")))]
+#[cfg(any(all(test, unix), all(target_os = "linux", target_env = "musl")))]
 fn version_from_name(lib: &Path) -> Result<String, String> {
     let real =
         dunce::canonicalize(lib).map_err(|e| format!("cannot open {}: {e}", lib.display()))?;
