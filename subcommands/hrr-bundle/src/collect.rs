@@ -11,7 +11,7 @@ use crate::term::Ui;
 
 /// Where an item's bytes come from.
 pub enum Source {
-    /// A file on disk, streamed when hashed and when packed.
+    /// A file on disk, hashed as it streams into the bundle.
     File(PathBuf),
     /// Bytes produced by `hrr` (the `--triage` finding, a few KiB).
     Bytes(Vec<u8>),
@@ -25,6 +25,17 @@ pub struct Item {
     pub role: Role,
     /// Its content.
     pub source: Source,
+}
+
+impl Item {
+    /// Its size as it stands now (for the progress bar; a file that cannot
+    /// be read counts 0 and fails when packed).
+    pub fn size_now(&self) -> u64 {
+        match &self.source {
+            Source::File(p) => fs::metadata(p).map_or(0, |m| m.len()),
+            Source::Bytes(b) => b.len() as u64,
+        }
+    }
 }
 
 /// Every regular file under `archive`, in name order, as `prefix/<rel>`.

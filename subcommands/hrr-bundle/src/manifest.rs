@@ -1,17 +1,20 @@
-//! `BUNDLE.json`: the first entry of every bundle, listing each file with
-//! its size, SHA-256 and role, plus the `hrr archive info --json` summary.
+//! `BUNDLE.json`: the entry listing each file of a bundle with its size,
+//! SHA-256 and role, plus the `hrr archive info --json` summary. Layout 2
+//! puts it last, after the files it lists (so each file is read once, hashed
+//! as it is packed); layout 1 put it first, and `verify` reads both.
 
 use serde::{Deserialize, Serialize};
 
-/// Name of the manifest entry; always the first entry in the tar.
+/// Name of the manifest entry: the last entry of the tar (the first in
+/// layout 1).
 pub const MANIFEST_NAME: &str = "BUNDLE.json";
 
 /// The largest `BUNDLE.json` `verify` will read (a manifest listing a
 /// million files is well under this).
 pub const MANIFEST_MAX_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Version of the `BUNDLE.json` layout.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the bundle layout `hrr bundle` writes: 2, `BUNDLE.json` last.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The whole `BUNDLE.json` document.
 #[derive(Debug, Serialize, Deserialize)]

@@ -1,7 +1,8 @@
-//! `hrr bundle <archive>`: hash every file (pass 1), then stream
-//! `BUNDLE.json` and the files into a `.tar.zst` (pass 2), re-hashing while
-//! copying so a file that changed in between is caught. Memory stays
-//! bounded: nothing is read whole.
+//! `hrr bundle <archive>`: one pass over the files. Each is read once,
+//! hashed as it streams into the tar, and compressed by zstd's worker
+//! threads while the next bytes are read and hashed; `BUNDLE.json`, which
+//! lists every file's size and SHA-256, is the last entry (layout 2).
+//! Memory stays bounded: nothing is read whole.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -12,17 +13,18 @@ use anyhow::{anyhow, bail, Context as _};
 
 use crate::cli::PackArgs;
 use crate::collect::{archive_items, input_item, Item, Source};
-use crate::digest::{hash_stream, HashingReader, BUF_SIZE};
+use crate::digest::{HashingReader, BUF_SIZE};
 use crate::hrr::Hrr;
 use crate::manifest::{
-    ArchiveSource, BundleManifest, FileRecord, Generator, Role, Totals, MANIFEST_NAME,
+    ArchiveSource, BundleManifest, FileRecord, Generator, Role, Skipped, Totals, MANIFEST_NAME,
     SCHEMA_VERSION,
 };
 use crate::output::{default_name, protected_dir, resolve_archive, Target};
 use crate::term::Ui;
 
 /// zstd level: fast enough to keep up with a disk, and archives of GPU
-/// buffers compress well already at this level.
+/// buffers compress well already at this level (`zstd`'s default, as in
+/// `tar -I 'zstd -T0'`).
 const ZSTD_LEVEL: i32 = 3;
 
 /// Packs the archive per `args`; prints the bundle path on stdout.
@@ -65,14 +67,8 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
     let (mut items, skipped) = archive_items(&archive, &bundle_dir, &ui)?;
     items.extend(inputs);
 
-    let files = hash_all(&items, &ui)?;
-    let manifest = BundleManifest {
-        schema_version: SCHEMA_VERSION,
-        generator: Generator {
-            name: env!("CARGO_PKG_NAME").to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-        },
-        created_utc: humantime::format_rfc3339_seconds(now).to_string(),
+    let header = ManifestHeader {
+        created: now,
         archive: ArchiveSource {
             source_path: archive.display().to_string(),
             bundle_path: bundle_dir,
@@ -81,14 +77,11 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
                 .and_then(|k| k.as_str())
                 .map(str::to_owned),
         },
-        totals: Totals::of(&files),
-        files,
         skipped,
         archive_info,
     };
-
     let sink = target.sink()?;
-    write_bundle(sink.file(), &manifest, &items, mtime_of(now), &ui)
+    let manifest = write_bundle(sink.file(), header, &items, &ui)
         .with_context(|| format!("cannot write bundle {}", target.path.display()))?;
     target.commit(sink)?;
     println!("{}", target.path.display());
@@ -101,28 +94,49 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Pass 1: size and SHA-256 of every item, streamed.
-fn hash_all(items: &[Item], ui: &Ui) -> anyhow::Result<Vec<FileRecord>> {
-    let expected: u64 = items
-        .iter()
-        .map(|item| match &item.source {
-            Source::File(p) => std::fs::metadata(p).map(|m| m.len()).unwrap_or(0),
-            Source::Bytes(b) => b.len() as u64,
-        })
-        .sum();
-    let bar = ui.progress(expected, "hashing");
-    let mut records = Vec::with_capacity(items.len());
+/// What `BUNDLE.json` says besides the files, known before they are packed.
+struct ManifestHeader {
+    created: SystemTime,
+    archive: ArchiveSource,
+    skipped: Vec<Skipped>,
+    archive_info: serde_json::Value,
+}
+
+/// Writes every item, then `BUNDLE.json` listing them, into `out` as tar +
+/// zstd (one worker thread per core, with the zstd frame checksum, so
+/// `verify` also catches a damaged stream). Returns the manifest written.
+fn write_bundle(
+    out: &File,
+    header: ManifestHeader,
+    items: &[Item],
+    ui: &Ui,
+) -> anyhow::Result<BundleManifest> {
+    let mut encoder = zstd::Encoder::new(BufWriter::with_capacity(BUF_SIZE, out), ZSTD_LEVEL)?;
+    encoder.include_checksum(true)?;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    encoder.multithread(u32::try_from(workers).unwrap_or(1))?;
+    let mut tar = tar::Builder::new(encoder);
+    let created = mtime_of(header.created);
+
+    let expected: u64 = items.iter().map(Item::size_now).sum();
+    let bar = ui.progress(expected, "packing");
+    let mut files = Vec::with_capacity(items.len());
     for item in items {
         let (size, sha256) = match &item.source {
-            Source::File(path) => {
-                let file =
-                    File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-                hash_stream(file, |n| bar.inc(n))
-                    .with_context(|| format!("cannot read {}", path.display()))?
+            Source::File(path) => copy_file(&mut tar, &item.path, path, &bar)?,
+            Source::Bytes(bytes) => {
+                let mut reader = HashingReader::new(&bytes[..], |n| bar.inc(n));
+                append(
+                    &mut tar,
+                    &item.path,
+                    bytes.len() as u64,
+                    created,
+                    &mut reader,
+                )?;
+                reader.finish()
             }
-            Source::Bytes(bytes) => hash_stream(&bytes[..], |n| bar.inc(n))?,
         };
-        records.push(FileRecord {
+        files.push(FileRecord {
             path: item.path.clone(),
             size,
             sha256,
@@ -130,24 +144,21 @@ fn hash_all(items: &[Item], ui: &Ui) -> anyhow::Result<Vec<FileRecord>> {
         });
     }
     bar.finish_and_clear();
-    Ok(records)
-}
 
-/// Pass 2: `BUNDLE.json` first, then every item, into `out` as tar + zstd
-/// (with the zstd frame checksum, so `verify` also catches a damaged
-/// stream).
-fn write_bundle(
-    out: &File,
-    manifest: &BundleManifest,
-    items: &[Item],
-    created: u64,
-    ui: &Ui,
-) -> anyhow::Result<()> {
-    let mut encoder = zstd::Encoder::new(BufWriter::with_capacity(BUF_SIZE, out), ZSTD_LEVEL)?;
-    encoder.include_checksum(true)?;
-    let mut tar = tar::Builder::new(encoder);
-
-    let json = serde_json::to_vec_pretty(manifest)?;
+    let manifest = BundleManifest {
+        schema_version: SCHEMA_VERSION,
+        generator: Generator {
+            name: env!("CARGO_PKG_NAME").to_string(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        },
+        created_utc: humantime::format_rfc3339_seconds(header.created).to_string(),
+        archive: header.archive,
+        totals: Totals::of(&files),
+        files,
+        skipped: header.skipped,
+        archive_info: header.archive_info,
+    };
+    let json = serde_json::to_vec_pretty(&manifest)?;
     append(
         &mut tar,
         MANIFEST_NAME,
@@ -156,50 +167,39 @@ fn write_bundle(
         &json[..],
     )?;
 
-    let bar = ui.progress(manifest.totals.bytes, "packing");
-    for (item, record) in items.iter().zip(&manifest.files) {
-        match &item.source {
-            Source::File(path) => copy_file(&mut tar, path, record, &bar)?,
-            Source::Bytes(bytes) => {
-                append(&mut tar, &record.path, record.size, created, &bytes[..])?;
-                bar.inc(record.size);
-            }
-        }
-    }
-    bar.finish_and_clear();
-
     let encoder = tar.into_inner()?;
     let mut writer = encoder.finish()?;
     writer.flush()?;
     writer.into_inner().map_err(|e| e.into_error())?;
-    Ok(())
+    Ok(manifest)
 }
 
-/// Streams one archive file into the tar, checking it still has the size
-/// and hash pass 1 recorded.
+/// Streams one archive file into the tar as `name`, hashing it on the way;
+/// returns its size and SHA-256. A file that is shorter than when it was
+/// opened (something writes to the archive) is an error.
 fn copy_file<W: Write>(
     tar: &mut tar::Builder<W>,
+    name: &str,
     path: &Path,
-    record: &FileRecord,
     bar: &indicatif::ProgressBar,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<(u64, String)> {
     let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mtime = file
+    let meta = file
         .metadata()
-        .and_then(|m| m.modified())
-        .map(mtime_of)
-        .unwrap_or(0);
-    let mut reader = HashingReader::new(file.take(record.size), |n| bar.inc(n));
-    append(tar, &record.path, record.size, mtime, &mut reader)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let (size, sha256) = reader.finish();
-    if size != record.size || sha256 != record.sha256 {
+    let size = meta.len();
+    let mtime = meta.modified().map(mtime_of).unwrap_or(0);
+    let mut reader = HashingReader::new(file.take(size), |n| bar.inc(n));
+    append(tar, name, size, mtime, &mut reader)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let (read, sha256) = reader.finish();
+    if read != size {
         bail!(
             "{} changed while it was being bundled; bundle an archive nothing is writing to",
             path.display()
         );
     }
-    Ok(())
+    Ok((read, sha256))
 }
 
 /// Appends one regular file entry (mode 0644, owner 0:0, GNU long names).

@@ -1,6 +1,8 @@
 //! `hrr bundle verify <file>`: re-read a bundle in one streaming pass and
 //! check it against its `BUNDLE.json`: every listed file present with the
 //! listed size and SHA-256, nothing unlisted, the zstd stream intact.
+//! Entries are hashed as they stream by and compared once the manifest has
+//! been read, wherever its layout puts it: last (layout 2) or first (1).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
@@ -44,6 +46,14 @@ pub fn run(bundle: &Path) -> anyhow::Result<i32> {
     Ok(1)
 }
 
+/// One entry of the bundle other than its manifest, as read.
+struct Content {
+    path: String,
+    kind: tar::EntryType,
+    size: u64,
+    sha256: String,
+}
+
 /// The listed totals and every problem found in the bundle read from `file`.
 fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
     let mut problems = Vec::new();
@@ -56,23 +66,55 @@ fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
         Err(e) => return (Totals::default(), vec![damaged(e)]),
     };
     let mut archive = tar::Archive::new(decoder);
-    let mut entries = match archive.entries() {
+    let entries = match archive.entries() {
         Ok(entries) => entries,
         Err(e) => return (Totals::default(), vec![damaged(e)]),
     };
 
-    let manifest = match entries.next() {
-        None => Err(format!("the bundle is empty: no {MANIFEST_NAME}")),
-        Some(Err(e)) => return (Totals::default(), vec![damaged(e)]),
-        Some(Ok(first)) => read_manifest(first),
+    // The manifest (its position among the entries), and the rest.
+    let mut manifest = None;
+    let mut contents = Vec::new();
+    let mut count = 0;
+    for entry in entries {
+        let read = entry.and_then(|entry| {
+            if manifest.is_none() && entry_path(&entry) == MANIFEST_NAME {
+                manifest = Some((count, read_manifest(entry)));
+                Ok(())
+            } else {
+                read_content(entry).map(|c| contents.push(c))
+            }
+        });
+        if let Err(e) = read {
+            problems.push(damaged(e));
+            break;
+        }
+        count += 1;
+    }
+    // Read to the end of the zstd frame so its checksum is checked too.
+    if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
+        problems.push(damaged(e));
+    }
+    let manifest = match manifest {
+        None if count == 0 && problems.is_empty() => {
+            Err(format!("the bundle is empty: no {MANIFEST_NAME}"))
+        }
+        None => Err(format!("no {MANIFEST_NAME} entry: not an hrr bundle")),
+        Some((at, manifest)) => manifest.map(|m| {
+            problems.extend(misplaced(&m, at, count));
+            m
+        }),
     };
     let manifest = match manifest {
         Ok(m) => m,
         Err(what) => {
-            let path = MANIFEST_NAME.to_string();
-            return (Totals::default(), vec![Problem { path, what }]);
+            problems.push(Problem {
+                path: MANIFEST_NAME.to_string(),
+                what,
+            });
+            return (Totals::default(), problems);
         }
     };
+
     let listed = index(&manifest.files, &mut problems);
     let totals = Totals::of(&manifest.files);
     if manifest.totals != totals {
@@ -84,24 +126,9 @@ fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
             ),
         });
     }
-
     let mut seen = BTreeSet::new();
-    for entry in entries.by_ref() {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(e) => {
-                problems.push(damaged(e));
-                break;
-            }
-        };
-        if let Err(e) = check_entry(entry, &listed, &mut seen, &mut problems) {
-            problems.push(damaged(e));
-            break;
-        }
-    }
-    // Read to the end of the zstd frame so its checksum is checked too.
-    if let Err(e) = io::copy(&mut archive.into_inner(), &mut io::sink()) {
-        problems.push(damaged(e));
+    for content in contents {
+        check_content(content, &listed, &mut seen, &mut problems);
     }
     for path in listed.keys().filter(|p| !seen.contains(*p)) {
         problems.push(Problem {
@@ -112,14 +139,25 @@ fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
     (totals, problems)
 }
 
-/// Parses the first entry, which must be `BUNDLE.json`.
+/// A problem when the manifest, found as entry `at` of `count`, is not
+/// where its layout puts it: last in layout 2, first in layout 1.
+fn misplaced(manifest: &BundleManifest, at: usize, count: usize) -> Option<Problem> {
+    let (want, place) = match manifest.schema_version {
+        1 => (0, "first"),
+        _ => (count.saturating_sub(1), "last"),
+    };
+    (at != want).then(|| Problem {
+        path: MANIFEST_NAME.to_string(),
+        what: format!(
+            "entry {} of {count}, but layout {} puts it {place}: not as hrr-bundle writes it",
+            at + 1,
+            manifest.schema_version
+        ),
+    })
+}
+
+/// Parses the `BUNDLE.json` entry.
 fn read_manifest<R: Read>(mut entry: tar::Entry<'_, R>) -> Result<BundleManifest, String> {
-    let path = entry_path(&entry);
-    if path != MANIFEST_NAME {
-        return Err(format!(
-            "the first entry is {path:?}, not {MANIFEST_NAME}: not an hrr bundle"
-        ));
-    }
     if entry.header().size().unwrap_or(u64::MAX) > MANIFEST_MAX_BYTES {
         return Err(format!("larger than {MANIFEST_MAX_BYTES} bytes"));
     }
@@ -133,15 +171,33 @@ fn read_manifest<R: Read>(mut entry: tar::Entry<'_, R>) -> Result<BundleManifest
     // The layout version first: a later layout may change any other field,
     // and its bundle must be named as such, not as damaged.
     match doc.get("schema_version") {
-        Some(v) if v.as_u64() == Some(u64::from(SCHEMA_VERSION)) => {}
+        Some(v) if v.as_u64().is_some_and(|v| (1..=u64::from(SCHEMA_VERSION)).contains(&v)) => {}
         Some(v) => {
             return Err(format!(
-                "schema_version {v} is not one this hrr-bundle reads (it reads {SCHEMA_VERSION}); verify the bundle with the hrr-bundle that wrote it, or a newer one"
+                "schema_version {v} is not one this hrr-bundle reads (it reads 1 to {SCHEMA_VERSION}); verify the bundle with the hrr-bundle that wrote it, or a newer one"
             ))
         }
         None => return Err("has no schema_version: not an hrr bundle manifest".into()),
     }
     serde_json::from_value(doc).map_err(|e| format!("not a valid manifest: {e}"))
+}
+
+/// Reads one entry that is not the manifest, hashing a regular file's
+/// content. An `Err` means the stream itself could not be read.
+fn read_content<R: Read>(entry: tar::Entry<'_, R>) -> io::Result<Content> {
+    let path = entry_path(&entry);
+    let kind = entry.header().entry_type();
+    let (size, sha256) = if kind == tar::EntryType::Regular {
+        hash_stream(entry, |_| {})?
+    } else {
+        (0, String::new())
+    };
+    Ok(Content {
+        path,
+        kind,
+        size,
+        sha256,
+    })
 }
 
 /// Listed files by path; duplicate and unsafe paths are problems.
@@ -166,49 +222,45 @@ fn index<'a>(
     listed
 }
 
-/// Checks one tar entry after the manifest. An `Err` means the stream
-/// itself could not be read.
-fn check_entry<R: Read>(
-    entry: tar::Entry<'_, R>,
+/// Checks one entry against the list.
+fn check_content(
+    content: Content,
     listed: &BTreeMap<String, &FileRecord>,
     seen: &mut BTreeSet<String>,
     problems: &mut Vec<Problem>,
-) -> io::Result<()> {
-    let path = entry_path(&entry);
+) {
     let mut problem = |what: String| {
         problems.push(Problem {
-            path: path.clone(),
+            path: content.path.clone(),
             what,
         })
     };
-    if entry.header().entry_type() != tar::EntryType::Regular {
+    if content.kind != tar::EntryType::Regular {
         problem(format!(
             "unexpected {:?} entry, not listed in {MANIFEST_NAME}",
-            entry.header().entry_type()
+            content.kind
         ));
-        return Ok(());
+        return;
     }
-    let (size, sha256) = hash_stream(entry, |_| {})?;
-    let Some(record) = listed.get(&path) else {
+    let Some(record) = listed.get(&content.path) else {
         problem(format!("not listed in {MANIFEST_NAME}"));
-        return Ok(());
+        return;
     };
-    if !seen.insert(path.clone()) {
+    if !seen.insert(content.path.clone()) {
         problem("present twice in the bundle".to_string());
-        return Ok(());
+        return;
     }
-    if size != record.size {
+    if content.size != record.size {
         problem(format!(
-            "size {size} bytes, {MANIFEST_NAME} says {}",
-            record.size
+            "size {} bytes, {MANIFEST_NAME} says {}",
+            content.size, record.size
         ));
-    } else if sha256 != record.sha256 {
+    } else if content.sha256 != record.sha256 {
         problem(format!(
-            "SHA-256 mismatch: content {sha256}, {MANIFEST_NAME} says {}",
-            record.sha256
+            "SHA-256 mismatch: content {}, {MANIFEST_NAME} says {}",
+            content.sha256, record.sha256
         ));
     }
-    Ok(())
 }
 
 fn entry_path<R: Read>(entry: &tar::Entry<'_, R>) -> String {

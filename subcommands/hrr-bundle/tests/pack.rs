@@ -37,8 +37,8 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
         format!("archive info --json {}\n", pid.display())
     );
 
-    // BUNDLE.json first, then the archive files in name order, then the
-    // finding and the log; every byte as on disk.
+    // The archive files in name order, then the finding and the log, then
+    // BUNDLE.json; every byte as on disk.
     let sources = [
         (
             "archive/pid-1234/blobs/0123456789abcdef0123456789abcdef",
@@ -74,16 +74,16 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
     ];
     let packed = entries(&bundle);
     let names: Vec<&str> = packed.iter().map(|e| e.0.as_str()).collect();
-    let mut expected_names = vec!["BUNDLE.json"];
-    expected_names.extend(sources.iter().map(|s| s.0));
+    let mut expected_names: Vec<&str> = sources.iter().map(|s| s.0).collect();
+    expected_names.push("BUNDLE.json");
     assert_eq!(names, expected_names);
-    for ((name, source, _), (_, kind, data)) in sources.iter().zip(&packed[1..]) {
+    for ((name, source, _), (_, kind, data)) in sources.iter().zip(&packed) {
         assert_eq!(*kind, tar::EntryType::Regular, "{name}");
         assert_eq!(data, &std::fs::read(source).unwrap(), "{name}");
     }
 
     let m = manifest(&bundle);
-    assert_eq!(m["schema_version"], 1);
+    assert_eq!(m["schema_version"], 2);
     assert_eq!(m["generator"]["name"], "hrr-bundle");
     assert_eq!(m["generator"]["version"], env!("CARGO_PKG_VERSION"));
     let created = m["created_utc"].as_str().unwrap();

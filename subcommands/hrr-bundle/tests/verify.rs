@@ -72,7 +72,11 @@ fn unlisted_missing_and_resized_files_are_each_reported() {
         .unwrap()
         .1
         .push(b'!');
-    files.push(("archive/pid-1234/extra.bin".to_string(), b"x".to_vec()));
+    let manifest_at = files.len() - 1;
+    files.insert(
+        manifest_at,
+        ("archive/pid-1234/extra.bin".to_string(), b"x".to_vec()),
+    );
     rewrite(&bundle, &files);
     let out = verify(&fx);
     assert_eq!(out.status.code(), Some(1));
@@ -109,18 +113,49 @@ fn a_truncated_bundle_is_reported_as_damaged() {
 }
 
 #[test]
-fn a_tar_without_bundle_json_first_is_not_a_bundle() {
+fn a_bundle_json_moved_from_the_end_is_not_a_bundle() {
     let (fx, bundle) = packed();
     let mut files = contents(&bundle);
-    files.swap(0, 1);
+    let last = files.len() - 1;
+    files.swap(0, last);
     rewrite(&bundle, &files);
     let out = verify(&fx);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stdout(&out).starts_with("BUNDLE.json: the first entry is"),
-        "{}",
-        stdout(&out)
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "BUNDLE.json: entry 1 of {}, but layout 2 puts it last: not as hrr-bundle writes it\n",
+            files.len()
+        )
     );
+}
+
+/// A layout-1 bundle, as earlier hrr-bundle versions wrote it: BUNDLE.json
+/// first, schema_version 1.
+fn as_layout_1(files: &mut Vec<(String, Vec<u8>)>) {
+    let (name, json) = files.pop().unwrap();
+    assert_eq!(name, "BUNDLE.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    m["schema_version"] = 1.into();
+    files.insert(0, (name, serde_json::to_vec_pretty(&m).unwrap()));
+}
+
+#[test]
+fn a_layout_1_bundle_with_bundle_json_first_still_verifies() {
+    let (fx, bundle) = packed();
+    let mut files = contents(&bundle);
+    as_layout_1(&mut files);
+    rewrite(&bundle, &files);
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(stdout(&out).starts_with("ok: "), "{}", stdout(&out));
+
+    // Tampering is still caught in the old layout.
+    files[1].1.push(b'!');
+    rewrite(&bundle, &files);
+    let out = verify(&fx);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(": size "), "{}", stdout(&out));
 }
 
 #[test]
@@ -143,7 +178,7 @@ fn an_unknown_schema_version_is_named_not_passed() {
     let mut files = contents(&bundle);
     let (_, manifest) = files.iter_mut().find(|(p, _)| p == "BUNDLE.json").unwrap();
     let mut doc: serde_json::Value = serde_json::from_slice(manifest).unwrap();
-    doc["schema_version"] = serde_json::json!(2);
+    doc["schema_version"] = serde_json::json!(3);
     *manifest = serde_json::to_vec(&doc).unwrap();
     rewrite(&bundle, &files);
     let out = verify(&fx);
@@ -151,7 +186,7 @@ fn an_unknown_schema_version_is_named_not_passed() {
     let text = stdout(&out);
     assert_eq!(
         text.lines().collect::<Vec<_>>(),
-        ["BUNDLE.json: schema_version 2 is not one this hrr-bundle reads (it reads 1); verify the bundle with the hrr-bundle that wrote it, or a newer one"],
+        ["BUNDLE.json: schema_version 3 is not one this hrr-bundle reads (it reads 1 to 2); verify the bundle with the hrr-bundle that wrote it, or a newer one"],
         "{text}"
     );
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));

@@ -168,14 +168,12 @@ pub fn entries(bundle: &Path) -> Vec<(String, tar::EntryType, Vec<u8>)> {
         .collect()
 }
 
-/// The bundle's `BUNDLE.json` (its first entry).
+/// The bundle's `BUNDLE.json` (its last entry, layout 2).
 pub fn manifest(bundle: &Path) -> serde_json::Value {
     let all = entries(bundle);
-    assert_eq!(
-        all[0].0, "BUNDLE.json",
-        "BUNDLE.json must be the first entry"
-    );
-    serde_json::from_slice(&all[0].2).unwrap()
+    let last = all.last().expect("a bundle has entries");
+    assert_eq!(last.0, "BUNDLE.json", "BUNDLE.json must be the last entry");
+    serde_json::from_slice(&last.2).unwrap()
 }
 
 /// Rewrites `bundle` with `entries` as plain regular files (a tampered
