@@ -130,7 +130,8 @@ pub enum Builtin {
     /// Print the JSON Schema of a machine-readable output.
     Schema {
         /// The document: a finding (`triage`/`classify`/`render --format json`),
-        /// `archive info --json`, or `preflight --json`.
+        /// `archive info --json`, `preflight --json`, or one line of
+        /// `archive events --json`.
         #[arg(value_enum)]
         document: SchemaDocument,
     },
@@ -246,6 +247,8 @@ pub enum SchemaDocument {
     ArchiveInfo,
     /// `hrr preflight --json`.
     Preflight,
+    /// One line of `hrr archive events --json`: a decoded event.
+    Events,
 }
 
 /// Output format of a finding.

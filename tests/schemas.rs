@@ -1,4 +1,4 @@
-//! `hrr schema finding|archive-info|preflight`: real outputs of `hrr` on the
+//! `hrr schema finding|archive-info|preflight|events`: real outputs of `hrr` on the
 //! example archive and a recorded replay log validate against the printed
 //! schemas, and a document with a field of the wrong type does not.
 
@@ -127,6 +127,52 @@ fn preflight_report_matches_the_preflight_schema() {
     let report = output_of(&sb, &["preflight", dir.to_str().unwrap(), "--json"]);
     assert!(report["capture"]["metadata"].as_bool().is_some());
     assert_valid(&v, &report, "the preflight report");
+}
+
+#[test]
+fn every_archive_events_line_matches_the_events_schema() {
+    let sb = Sandbox::new();
+    let v = validator(&sb, "events");
+    for pid in ["pid-4243", "pid-4242"] {
+        let dir = examples().join(pid);
+        let out = sb
+            .hrr()
+            .args(["archive", "events", "--json", dir.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "hrr archive events {pid} failed");
+        let lines: Vec<Value> = stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+            .collect();
+        assert!(lines.len() > 1, "{pid} has events");
+        assert!(
+            lines.iter().any(|e| e.as_object().unwrap().len() > 7),
+            "{pid}: some event carries decoded payload fields"
+        );
+        for event in &lines {
+            assert_valid(&v, event, &format!("{pid} event {}", event["seq"]));
+        }
+        let mut seq_as_text = lines[0].clone();
+        seq_as_text["seq"] = json!("0");
+        assert!(!errors(&v, &seq_as_text).is_empty(), "seq as a string");
+        let mut no_api = lines[0].clone();
+        no_api.as_object_mut().unwrap().remove("api");
+        assert!(!errors(&v, &no_api).is_empty(), "an event without its API");
+    }
+}
+
+#[test]
+fn every_document_is_declared_an_object() {
+    let sb = Sandbox::new();
+    for document in ["finding", "archive-info", "preflight", "events"] {
+        let out = sb.hrr().args(["schema", document]).output().unwrap();
+        let schema: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(
+            schema["type"], "object",
+            "{document}: MCP clients drop an output schema whose root is not an object"
+        );
+    }
 }
 
 #[test]

@@ -17,8 +17,9 @@ use super::events::{FileHeader, RecordReader, Torn, DEFAULT_CHUNK, EVENTS_MAGIC,
 use super::fixed::{decode, memcpy_kind_name, Payload};
 use super::launch::{ArgKind, Args};
 
-/// One event as printed by `archive events --json` (one JSON line).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One event as printed by `archive events --json` (one JSON line); `hrr
+/// schema events` describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct DecodedEvent {
     /// `sequence_id`.
     pub seq: u64,
@@ -34,7 +35,8 @@ pub struct DecodedEvent {
     pub offset: u64,
     /// Record length (`payload_length`).
     pub length: u32,
-    /// Decoded payload fields (empty when the layout is not known).
+    /// Decoded payload fields (none when the layout is not known); which
+    /// fields appear depends on the API.
     #[serde(flatten)]
     pub fields: Map<String, Value>,
 }

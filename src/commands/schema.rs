@@ -1,10 +1,11 @@
-//! `hrr schema finding|archive-info|preflight`: the JSON Schema (draft
-//! 2020-12) of each machine-readable output, derived from the serde types
-//! that produce it, so the schema cannot drift from what `hrr` prints.
+//! `hrr schema finding|archive-info|preflight|events`: the JSON Schema
+//! (draft 2020-12) of each machine-readable output, derived from the serde
+//! types that produce it, so the schema cannot drift from what `hrr` prints.
 
-use schemars::generate::SchemaSettings;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 
+use crate::archive::decode::DecodedEvent;
 use crate::archive::Info;
 use crate::cli::SchemaDocument;
 use crate::finding::Finding;
@@ -20,7 +21,9 @@ pub fn run(document: SchemaDocument) -> anyhow::Result<i32> {
 
 /// The schema of `document`. It describes what `hrr` writes (serialize
 /// contract): every field it always prints is required, and an unknown
-/// value is `null`, not absent.
+/// value is `null`, not absent. Every document is a JSON object, and its
+/// root says so (`"type": "object"`) also where it is a choice of shapes,
+/// as MCP clients require of a tool's output schema.
 pub fn schema(document: SchemaDocument) -> Schema {
     match document {
         SchemaDocument::Finding => generate::<Finding>(
@@ -38,15 +41,28 @@ pub fn schema(document: SchemaDocument) -> Schema {
             "hrr preflight --json",
             "Whether a capture can be replayed faithfully in the probed environment, and why.",
         ),
+        SchemaDocument::Events => generate::<DecodedEvent>(
+            "hrr archive events --json",
+            "One decoded event: one line of `hrr archive events --json` (JSON Lines). The \
+             header fields are always present; the decoded payload fields depend on the API.",
+        ),
     }
 }
 
-fn generate<T: JsonSchema>(title: &str, description: &str) -> Schema {
-    let generator = SchemaSettings::draft2020_12()
+/// The generator behind every schema `hrr` publishes (draft 2020-12, the
+/// serialize contract), for documents assembled from several types.
+pub fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
         .for_serialize()
-        .into_generator();
-    let mut schema = generator.into_root_schema_for::<T>();
+        .into_generator()
+}
+
+fn generate<T: JsonSchema>(title: &str, description: &str) -> Schema {
+    let mut schema = generator().into_root_schema_for::<T>();
     schema.insert("title".into(), title.into());
     schema.insert("description".into(), description.into());
+    if schema.get("type").is_none() {
+        schema.insert("type".into(), "object".into());
+    }
     schema
 }
