@@ -136,6 +136,12 @@ pub enum Builtin {
         document: SchemaDocument,
     },
 
+    /// Serve hrr's tools to an agent over the Model Context Protocol (stdio).
+    #[command(
+        after_help = "Tools: triage, archive_info, archive_events, preflight, classify; each runs hrr itself and answers the JSON it prints.\n\nClient config (Claude Desktop, Cursor and others):\n  {\"mcpServers\": {\"hrr\": {\"command\": \"hrr\", \"args\": [\"mcp\"]}}}\n\nExamples:\n  hrr mcp                        serve on stdin/stdout (an MCP client starts it)\n  hrr mcp --call-timeout 6h      for replays longer than the default limit of a call"
+    )]
+    Mcp(McpArgs),
+
     /// Help for a builtin, a Lua workflow or an external command.
     Help {
         /// The command.
@@ -145,6 +151,19 @@ pub enum Builtin {
     /// An alias, Lua workflow or external hrr-<name>.
     #[command(external_subcommand)]
     External(Vec<String>),
+}
+
+/// `hrr mcp [--call-timeout DUR]`.
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Stop a tool call (and the hrr it runs) after this long: 90s, 30m, 2h;
+    /// 0 = none. Keep it above replay.timeout plus a player build.
+    #[arg(long, value_name = "DUR", default_value = "2h", value_parser = parse_duration)]
+    pub call_timeout: std::time::Duration,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::config::schema::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// `hrr config …`.

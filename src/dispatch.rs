@@ -127,6 +127,7 @@ fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
         Builtin::Man { command } => commands::completions::man(command.as_deref()),
         Builtin::LuaTypes => commands::lua_types::run(),
         Builtin::Schema { document } => commands::schema::run(document),
+        Builtin::Mcp(args) => commands::mcp::run(&cli.global, &args),
         Builtin::Help { command } => help(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words, aliases),
     }

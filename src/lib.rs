@@ -14,6 +14,7 @@ pub mod error;
 pub mod external;
 pub mod finding;
 pub mod lua;
+pub mod mcp;
 pub mod output_file;
 pub mod playback;
 pub mod preflight;

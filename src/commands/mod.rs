@@ -7,6 +7,7 @@ pub mod completions;
 pub mod config;
 pub mod list;
 pub mod lua_types;
+pub mod mcp;
 pub mod playback;
 pub mod preflight;
 pub mod render;
