@@ -3,12 +3,13 @@
 //! schemas, and `archive_info`, `archive_events`, `triage`, `preflight` and
 //! `classify` answer results that validate against those schemas, with
 //! progress for triage and a tool error carrying `error:` for a path that is
-//! no archive.
+//! no archive; a call past `--call-timeout` is stopped, its replay with it.
 
 mod common;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use common::{stderr, stdout, Sandbox};
 
@@ -36,36 +37,117 @@ fn python() -> PathBuf {
     PathBuf::from(stdout(&out).trim())
 }
 
-#[test]
-fn a_python_mcp_client_lists_the_tools_and_gets_valid_results() {
+/// `python <script> <args…>` in the sandbox's hermetic environment (plus
+/// `env`), which the client hands on to the `hrr mcp` it starts.
+fn client(sb: &Sandbox, script: &str, args: &[&OsStr], env: &[(&str, &OsStr)]) -> Output {
     let python = python();
-    let sb = Sandbox::new();
     std::fs::create_dir_all(sb.path().join("home")).unwrap();
-    let not_an_archive = sb.path().join("photos");
-    std::fs::create_dir_all(&not_an_archive).unwrap();
-    // The client runs `hrr mcp` in its own environment: the sandbox's.
     let hermetic = sb.hrr_process();
-    let mut cmd = Command::new(python);
-    cmd.env_clear()
-        .envs(hermetic.get_envs().filter_map(|(k, v)| Some((k, v?))));
-    let out = cmd
+    let out = Command::new(python)
+        .env_clear()
+        .envs(hermetic.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .envs(env.iter().copied())
         .current_dir(sb.path())
-        .arg(manifest_path("tests/mcp/client.py"))
-        .arg(hermetic.get_program())
-        .arg(manifest_path("examples/crash.hrr"))
-        .arg(&not_an_archive)
-        .arg(manifest_path("../shared/fixtures/replay_pass.log"))
+        .arg(manifest_path("tests/mcp").join(script))
+        .args(args)
         .output()
         .unwrap();
     assert!(
         out.status.success(),
-        "the MCP client failed:\n{}\n{}",
+        "the MCP client {script} failed:\n{}\n{}",
         stdout(&out),
         stderr(&out)
+    );
+    out
+}
+
+fn hrr() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("hrr")
+}
+
+#[test]
+fn a_python_mcp_client_lists_the_tools_and_gets_valid_results() {
+    let sb = Sandbox::new();
+    let not_an_archive = sb.path().join("photos");
+    std::fs::create_dir_all(&not_an_archive).unwrap();
+    let out = client(
+        &sb,
+        "client.py",
+        &[
+            hrr().as_os_str(),
+            manifest_path("examples/crash.hrr").as_os_str(),
+            not_an_archive.as_os_str(),
+            manifest_path("../shared/fixtures/replay_pass.log").as_os_str(),
+        ],
+        &[],
     );
     assert!(
         stdout(&out).trim_end().ends_with("checks"),
         "the client finished: {}",
         stdout(&out)
+    );
+}
+
+/// A triage whose replay hangs, served with `--call-timeout 3s`: the client
+/// gets the status lines while it hangs, then a tool error soon after the
+/// limit; hrr was stopped with SIGTERM, so it stopped the player and closed
+/// the replay log with its marker; and the server answers the next call.
+#[cfg(unix)]
+#[test]
+fn a_call_past_the_call_timeout_is_stopped_with_its_replay() {
+    let sb = Sandbox::new();
+    sb.write("kfd", "");
+    sb.write("rocm/lib/libamdhip64.so.7.2.53211", "");
+    let bin = sb.path().join("bin");
+    common::script(
+        &bin,
+        "rocm-smi",
+        "#!/bin/sh\nprintf 'GPU[0]\\t\\t: Card series: Instinct MI300X\\nGPU[0]\\t\\t: GFX Version: gfx942\\n'\n",
+    );
+    let set = |kv: String| ["-c".to_string(), kv];
+    let mut args: Vec<String> = [
+        manifest_path("examples/crash.hrr/pid-4243")
+            .display()
+            .to_string(),
+        "3".into(),
+        hrr().display().to_string(),
+    ]
+    .into();
+    args.extend(set(format!(
+        "playback.path={}",
+        common::test_player().display()
+    )));
+    args.extend(set(format!(
+        "replay.kfd={}",
+        sb.path().join("kfd").display()
+    )));
+    args.extend(set(format!(
+        "rocm.path={}",
+        sb.path().join("rocm").display()
+    )));
+    args.extend(set("replay.gpu=0".into()));
+    args.extend(["mcp".into(), "--call-timeout".into(), "3s".into()]);
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    client(
+        &sb,
+        "timeout.py",
+        &args,
+        &[
+            ("PATH", OsStr::new(&path)),
+            ("HRR_TEST_SCENARIO", OsStr::new("hang")),
+        ],
+    );
+    let logs: Vec<String> = std::fs::read_dir(sb.path().join("work"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(logs.len(), 1, "one replay log");
+    assert!(
+        logs[0].contains("[hrr] replay interrupted: hrr received signal 15"),
+        "the log ends with the marker of a SIGTERM: {}",
+        logs[0]
     );
 }
