@@ -9,7 +9,8 @@
 ---@alias hrr.Outcome "PASS"|"MAF"|"FAIL"|"ABORT"|"HANG"|"UNKNOWN"
 ---@alias hrr.FaultClass "replay_pass"|"illegal_memory_access"|"read_only_page_fault"|"replay_fatal_api"|"replay_oom"|"replay_aborted"|"replay_crashed"|"hang"|"nan_inf_divergence"|"version_mismatch"|"unknown"|"metadata_only"|"preflight_blocked"
 ---@alias hrr.Label "CRASH-TRUNCATED"|"D2H-FAIL"|"MISSING-HANDLE"|"NOOP-API"|"BUILD-NEEDED"|"MULTI-PROCESS"|"PLACEMENT-FALLBACK"|"CLEAN"
----@alias hrr.KernelSource "fault_line"|"abort_line"|"trace_kernels"|"gpu_error_line"|"last_event"|"single_kernel_archive"
+---@alias hrr.KernelSource "fault_line"|"abort_line"|"trace_kernels"|"gpu_error_line"|"last_event"|"single_kernel_archive"|"not_found_line"
+---@alias hrr.CauseKind "graph_incomplete"|"device_count"|"archive_incomplete"|"guard_fault"|"region_oob"|"file_cap"
 ---@alias hrr.ProcessState "complete"|"incomplete"|"not_finalized"|"unknown"
 
 ---Options `hrr triage` passes to triage.lua.
@@ -128,12 +129,23 @@
 ---@field gcn_arch? string
 ---@field hip_so? string
 
+---What hrr-playback said caused a failed replay (its line, without `[HRR] `).
+---@class hrr.Cause
+---@field kind hrr.CauseKind
+---@field detail string
+
+---One `[HRR] Device  :` or `[HRR] Runtime :` line of the replay log.
+---@class hrr.LoadedLine
+---@field label "Device"|"Runtime"
+---@field value string
+
 ---A finding (DESIGN §6; `hrr schema finding` has every field).
 ---@class hrr.Finding
 ---@field schema_version integer
 ---@field archive? string
 ---@field outcome hrr.Outcome
 ---@field fault_class hrr.FaultClass
+---@field cause? hrr.Cause
 ---@field kernel_name? string
 ---@field kernel_family? string
 ---@field kernel_source? hrr.KernelSource
@@ -217,6 +229,7 @@ function Finding:next_step(text) end
 ---@field command string[]
 ---@field mode "native"|"docker"
 ---@field gpu integer
+---@field loaded? hrr.LoadedLine[] In a finding's `replay`: what the player reported it loaded (filled in by hrr.classify).
 
 ---@class hrr.FindingReplay: hrr.ReplayResult
 ---@field stopped_by? "hrr_timeout"|"player_wall_limit"|"player_watchdog" Which limit ended the replay.

@@ -187,6 +187,66 @@ pub enum KernelSource {
     LastEvent,
     /// Inferred: the archive holds exactly one kernel.
     SingleKernelArchive,
+    /// hrr-playback's `Kernel '<name>' not found in any loaded module` line:
+    /// the launch that could not run (the player prints no `[HRR launch]`
+    /// line for it).
+    NotFoundLine,
+}
+
+/// What hrr-playback said caused the failure, before the fatal line it led
+/// to (reference/playback-output.md §10.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CauseKind {
+    /// A graph node the replay cannot rebuild (`not reconstructable at
+    /// replay`, `Refusing to instantiate`).
+    GraphIncomplete,
+    /// The recording allocated on a device the replay does not have
+    /// (`hipMemCreate: the recording allocated on device N and this replay has M device(s)`).
+    DeviceCount,
+    /// A code object or blob the archive lacks or the runtime cannot load
+    /// (`not found in archive`, `blob … not found`, `Failed to load code object`).
+    ArchiveIncomplete,
+    /// A kernel ran past the end of a guarded block (`GUARD FAULT`, `--guard-blocks`).
+    GuardFault,
+    /// An intra-segment out-of-bounds access found by the region check (`region OOB`).
+    RegionOob,
+    /// A file larger than the player's cap (`refusing to read … (--max-file-bytes)`).
+    FileCap,
+}
+
+impl CauseKind {
+    /// The JSON spelling (`graph_incomplete`, …).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CauseKind::GraphIncomplete => "graph_incomplete",
+            CauseKind::DeviceCount => "device_count",
+            CauseKind::ArchiveIncomplete => "archive_incomplete",
+            CauseKind::GuardFault => "guard_fault",
+            CauseKind::RegionOob => "region_oob",
+            CauseKind::FileCap => "file_cap",
+        }
+    }
+}
+
+/// The cause hrr-playback named for a failed replay.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Cause {
+    /// Which kind of cause.
+    pub kind: CauseKind,
+    /// The player's line that named it (without its `[HRR] ` prefix).
+    #[serde(default)]
+    pub detail: String,
+}
+
+/// One line of what the player reported it loaded: the device it replays
+/// on (`[HRR] Device  :`) and the ROCm libraries (`[HRR] Runtime :`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LoadedLine {
+    /// `Device` or `Runtime`.
+    pub label: String,
+    /// What the player printed after the colon.
+    pub value: String,
 }
 
 /// One label with its one-line explanation.
@@ -286,6 +346,9 @@ pub struct ReplayInfo {
     /// Which limit ended the replay: `hrr_timeout`, `player_wall_limit`,
     /// `player_watchdog`; null when none did.
     pub stopped_by: Option<crate::replay::StoppedBy>,
+    /// What the player reported it loaded (`[HRR] Device  :` and `[HRR]
+    /// Runtime :` lines of the log), filled in by the classifier.
+    pub loaded: Vec<LoadedLine>,
 }
 
 /// The triage result for one archive (DESIGN §6). JSON field names and order
@@ -302,6 +365,9 @@ pub struct Finding {
     pub outcome: Outcome,
     /// Why.
     pub fault_class: FaultClass,
+    /// What hrr-playback said caused the failure, when it printed a
+    /// cause-bearing line before its fatal one; null otherwise.
+    pub cause: Option<Cause>,
     /// The implicated kernel (full name; never a `...`-truncated one).
     pub kernel_name: Option<String>,
     /// `hipblaslt_gemm[/MT…][/streamk…]`, `pytorch_kernel`, or `other`.
@@ -393,6 +459,7 @@ impl Finding {
             archive,
             outcome: Outcome::Unknown,
             fault_class: FaultClass::Unknown,
+            cause: None,
             kernel_name: None,
             kernel_family: None,
             kernel_source: None,
@@ -532,7 +599,7 @@ mod tests {
             ["schema_version", "archive", "outcome", "fault_class"]
         );
         assert_eq!(keys.last(), Some(&"notes"));
-        assert_eq!(keys.len(), 41);
+        assert_eq!(keys.len(), 42);
     }
 
     #[test]

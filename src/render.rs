@@ -101,6 +101,7 @@ fn source_words(s: KernelSource) -> &'static str {
         KernelSource::GpuErrorLine => "named by hrr-playback's GPU error line",
         KernelSource::LastEvent => "inferred from the last verbose launch",
         KernelSource::SingleKernelArchive => "inferred: the archive holds only this kernel",
+        KernelSource::NotFoundLine => "named by hrr-playback's kernel-not-found line",
     }
 }
 
@@ -205,9 +206,15 @@ pub fn markdown(f: &Finding) -> String {
     archive_health(&mut out, f);
     replay_result(&mut out, f);
     out.push_str("### Findings\n\n");
+    let cause = f.cause.as_ref().map_or(String::new(), |c| {
+        format!(
+            " Cause named by hrr-playback: {}.",
+            inert::code(c.kind.as_str(), false)
+        )
+    });
     let _ = writeln!(
         out,
-        "- **F1** {} — {}",
+        "- **F1** {} — {}{cause}",
         outcome_word(f.outcome),
         explanation(f)
     );
@@ -340,6 +347,17 @@ fn details(out: &mut String, f: &Finding) {
         item(out, "Placement", &placement_words(f.placement.as_ref()));
     } else {
         out.push_str("\n#### Fault details\n\n");
+        if let Some(c) = &f.cause {
+            item(
+                out,
+                "Cause",
+                &format!(
+                    "{} — {}",
+                    inert::code(c.kind.as_str(), false),
+                    inert::text(&c.detail)
+                ),
+            );
+        }
         item(
             out,
             "Fault address",
@@ -402,6 +420,23 @@ fn details(out: &mut String, f: &Finding) {
             &r.duration_s
                 .map_or_else(|| NA.to_string(), |d| format!("{d:.1} s")),
         );
+        // What the player reported it loaded, one item per label.
+        let mut labels: Vec<&str> = Vec::new();
+        for l in &r.loaded {
+            if !labels.contains(&l.label.as_str()) {
+                labels.push(&l.label);
+            }
+        }
+        for label in labels {
+            let values: Vec<String> = r
+                .loaded
+                .iter()
+                .filter(|l| l.label == label)
+                .map(|l| inert::code(&l.value, false))
+                .collect();
+            let field = format!("Loaded {}", label.to_ascii_lowercase());
+            item(out, &inert::text(&field), &values.join(", "));
+        }
     }
     archive_capture(out, f);
     if let Some(p) = &f.preflight {

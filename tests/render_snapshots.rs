@@ -37,7 +37,7 @@ fn replay(command: &[&str], log: &str, exit_code: Option<i32>, signal: Option<i3
         signal,
         timed_out: false,
         duration_s: Some(2.4),
-        stopped_by: None,
+        ..ReplayInfo::default()
     }
 }
 
@@ -165,4 +165,55 @@ fn archive_strings_are_inert_in_markdown() {
     );
     let step = md.lines().find(|l| l.starts_with("1. ")).unwrap();
     assert!(step.contains("evil\\|\\`x\\`\\<img src=x\\>"), "{step}");
+}
+
+/// reference/playback-output.md §10.4: a graph the replay cannot rebuild,
+/// with the start lines that say what the player loaded.
+const GRAPH_INCOMPLETE: &str = "\
+[HRR] Archive : 61 events, 5 kernels, 8 blobs, 1 code objects
+[HRR] Threads : 1 captured
+[HRR] Device  : AMD Instinct MI300X (gfx942:sramecc+:xnack-)
+[HRR] Runtime : /opt/rocm-7.0.0/lib/libamd_comgr.so.3.0.70000
+[HRR]         : /opt/rocm-7.0.0/lib/libamdhip64.so.7.0.70000
+[HRR] [replay] Device state OK — beginning replay
+[HRR] hipGraphAddMemcpyNode1D: not reconstructable at replay, so the call is skipped and the graph it belongs to is marked incomplete; the graph is refused at instantiation
+[HRR] hipGraphInstantiate: graph 0x55d5c2a1f000 is missing nodes this replay could not reconstruct (1 skipped). Refusing to instantiate it
+[HRR] Fatal: T7 Event 120 (hipGraphInstantiate) returned 1 (invalid argument) — aborting replay
+[HRR] Replay aborted due to fatal HIP error — exiting
+";
+
+#[test]
+fn abort_with_a_cause() {
+    let r = replay(
+        &[
+            "hrr-playback",
+            "--sync-after-launch",
+            "--trace-kernels",
+            "/data/cap.hrr/pid-4242",
+        ],
+        "hrr-replay-pid-4242.log",
+        Some(1),
+        None,
+    );
+    let f = classify(
+        &[],
+        &[("hrr-replay-pid-4242.log", GRAPH_INCOMPLETE)],
+        Some(&r),
+    );
+    insta::assert_snapshot!(hrr::render::markdown(&f));
+}
+
+/// §10.2: `Kernel '…' not found` comes before that launch's `[HRR launch]`
+/// line, which never comes.
+const NOT_FOUND: &str = "\
+[HRR launch] seq=28 kernel=1 launch=MOD grid=[64,1,1] block=[64,1,1] shared=0 args=2 snapshots=0 name=\"fill_ones\"
+[HRR] Kernel '_Z13missing_kernelPf' not found in any loaded module
+[HRR] Fatal: T4242 Event 44 (hipModuleLaunchKernel) returned 500 (named symbol not found) — aborting replay
+[HRR] Replay aborted due to fatal HIP error — exiting
+";
+
+#[test]
+fn abort_kernel_not_found() {
+    let f = classify(&[], &[("hrr-replay-pid-4242.log", NOT_FOUND)], None);
+    insta::assert_snapshot!(hrr::render::markdown(&f));
 }

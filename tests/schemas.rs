@@ -243,3 +243,56 @@ fn an_unknown_document_is_refused() {
         "lists the documents"
     );
 }
+
+/// The issue-20 fields: `cause`, `kernel_source: not_found_line` and
+/// `replay.loaded` are in the schema, and a finding that carries them
+/// validates while a cause of an unknown kind does not.
+#[test]
+fn cause_not_found_line_and_loaded_are_in_the_finding_schema() {
+    let sb = Sandbox::new();
+    let v = validator(&sb, "finding");
+    let log = sb.write(
+        "replay.log",
+        "[HRR] Device  : AMD Instinct MI300X (gfx942:sramecc+:xnack-)\n\
+         [HRR] Runtime : /opt/rocm/lib/libamdhip64.so.7\n\
+         [HRR] Code object 5f3c0a1b not found in archive\n\
+         [HRR] Kernel 'k' not found in any loaded module\n\
+         [HRR] Fatal: T1 Event 4 (hipModuleLaunchKernel) returned 500 (named symbol not found) — aborting replay\n",
+    );
+    let f = output_of(
+        &sb,
+        &[
+            "classify",
+            "--log",
+            log.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(f["cause"]["kind"], "archive_incomplete");
+    assert_eq!(f["kernel_source"], "not_found_line");
+    assert_valid(&v, &f, "a finding with a cause");
+    let mut with_replay = f.clone();
+    // Built from the type, so a field added to the replay record later is
+    // in it too.
+    with_replay["replay"] = serde_json::to_value(hrr::finding::ReplayInfo {
+        mode: Some("native".into()),
+        command: vec!["hrr-playback".into(), "/a/pid-1".into()],
+        loaded: vec![hrr::finding::LoadedLine {
+            label: "Device".into(),
+            value: "AMD Instinct MI300X (gfx942:sramecc+:xnack-)".into(),
+        }],
+        ..hrr::finding::ReplayInfo::default()
+    })
+    .unwrap();
+    assert_valid(&v, &with_replay, "a replay record with loaded lines");
+    let mut bad = f;
+    bad["cause"]["kind"] = json!("cosmic_ray");
+    assert!(!errors(&v, &bad).is_empty(), "an unknown cause kind");
+    let mut bad_loaded = with_replay;
+    bad_loaded["replay"]["loaded"] = json!(["Device"]);
+    assert!(
+        !errors(&v, &bad_loaded).is_empty(),
+        "loaded lines as bare strings"
+    );
+}

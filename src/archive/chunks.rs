@@ -42,7 +42,8 @@ pub(super) trait Cutter: Send {
     /// Fills `piece` with the next run of whole records holding at least
     /// one event record; false when the stream is exhausted.
     fn next(&mut self, piece: &mut Self::Piece) -> io::Result<bool>;
-    /// The framing outcome: torn tail, trailer, records after it.
+    /// The framing outcome: torn tail, trailer, records after it, bytes
+    /// after them.
     fn framing(&self) -> &Framing;
     /// The length the pass began with and the length the file was found
     /// at, when it turned out shorter (cut by another program while it
@@ -108,6 +109,11 @@ impl<'a> Records<'a> {
 /// torn tails, the trailer and the records after it. Shared by the cutter
 /// over a reader ([`EventChunks`]) and the one over mapped windows
 /// (`mapped.rs`), so both settle a stream identically.
+///
+/// After a valid trailer the upstream reader only counts whole records
+/// (playback-output.md §10.7): a tail there that is no whole record ends
+/// the count and is not a torn tail, so it is kept apart
+/// ([`Framing::bytes_after_trailer`]) and never sets [`Framing::torn`].
 pub(super) struct Framing {
     /// Bytes of the stream that follow the data of the next
     /// [`Framing::walk`] (the cutter sets it before each walk).
@@ -115,6 +121,7 @@ pub(super) struct Framing {
     torn: Option<Torn>,
     trailer: Option<u64>,
     after_trailer: u64,
+    tail_after_trailer: Option<Torn>,
 }
 
 impl Framing {
@@ -125,6 +132,7 @@ impl Framing {
             torn: None,
             trailer: None,
             after_trailer: 0,
+            tail_after_trailer: None,
         }
     }
 
@@ -141,6 +149,18 @@ impl Framing {
     /// Complete records after the trailer (counted, never decoded).
     pub(super) fn after_trailer(&self) -> u64 {
         self.after_trailer
+    }
+
+    /// Bytes after the trailer (and the whole records after it) that form
+    /// no whole record, and where they start.
+    pub(super) fn bytes_after_trailer(&self) -> Option<Torn> {
+        self.tail_after_trailer
+    }
+
+    /// The walk has ended before the end of the data: a torn tail, or a
+    /// partial record after the trailer.
+    pub(super) fn stopped(&self) -> bool {
+        self.torn.is_some() || self.tail_after_trailer.is_some()
     }
 
     /// Walks the records of `data` (at file offset `base`, followed by
@@ -208,11 +228,16 @@ impl Framing {
     }
 
     fn tear(&mut self, offset: u64, bytes: u64, reason: TornReason) {
-        self.torn = Some(Torn {
+        let end = Some(Torn {
             offset,
             bytes,
             reason,
         });
+        if self.trailer.is_some() {
+            self.tail_after_trailer = end;
+        } else {
+            self.torn = end;
+        }
     }
 }
 
@@ -284,7 +309,7 @@ impl<R: Read> EventChunks<R> {
             let base = self.offset;
             chunk.starts.clear();
             let end = self.framing.walk(&buf[..filled], base, &mut chunk.starts);
-            let torn = self.framing.torn().is_some();
+            let torn = self.framing.stopped();
             if !torn {
                 self.carry.extend_from_slice(&buf[end..filled]);
                 self.offset = base + end as u64;
@@ -361,10 +386,10 @@ mod tests {
             (n, c.framing().trailer(), c.framing().after_trailer()),
             (1, Some(1), 2)
         );
-        assert_eq!(
-            c.framing().torn().unwrap().reason,
-            TornReason::PartialHeader
-        );
+        // Not a torn tail (reference §10.7): kept apart.
+        assert_eq!(c.framing().torn(), None);
+        let tail = c.framing().bytes_after_trailer().unwrap();
+        assert_eq!((tail.reason, tail.bytes), (TornReason::PartialHeader, 3));
     }
 }
 
@@ -403,7 +428,13 @@ pub(super) mod testing {
                 seen.push((r.offset, r.bytes.len()));
             }
         }
-        (seen, format!("{:?} {trailer:?} {after}", rd.torn()))
+        // The record reader tears wherever it stops; past a trailer that is
+        // the tail the framing keeps apart.
+        let (torn, tail) = match trailer {
+            Some(_) => (None, rd.torn()),
+            None => (rd.torn(), None),
+        };
+        (seen, format!("{torn:?} {trailer:?} {after} {tail:?}"))
     }
 
     /// What `cutter` hands out, piece by piece, until it is exhausted.
@@ -417,7 +448,13 @@ pub(super) mod testing {
             piece.release();
         }
         let f = cutter.framing();
-        let framing = format!("{:?} {:?} {}", f.torn(), f.trailer(), f.after_trailer());
+        let framing = format!(
+            "{:?} {:?} {} {:?}",
+            f.torn(),
+            f.trailer(),
+            f.after_trailer(),
+            f.bytes_after_trailer()
+        );
         (seen, framing)
     }
 }

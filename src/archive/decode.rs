@@ -65,6 +65,9 @@ pub struct StreamEnd {
     pub after_trailer: u64,
     /// Torn tail, if any.
     pub torn: Option<Torn>,
+    /// A tail after a valid trailer that is no whole record: not a torn
+    /// tail (playback-output.md §10.7), so never in `torn`.
+    pub bytes_after_trailer: Option<Torn>,
     /// Events yielded or skipped by filters (complete, before the trailer).
     pub events: u64,
 }
@@ -143,7 +146,11 @@ impl Events {
         loop {
             let Some(rec) = self.reader.next_record()? else {
                 self.finished = true;
-                self.end.torn = self.reader.torn();
+                if self.end.trailer.is_some() {
+                    self.end.bytes_after_trailer = self.reader.torn();
+                } else {
+                    self.end.torn = self.reader.torn();
+                }
                 return Ok(None);
             };
             if self.end.trailer.is_some() {

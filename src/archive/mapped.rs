@@ -180,7 +180,7 @@ impl Cutter for MappedChunks {
 
     fn next(&mut self, w: &mut Window) -> io::Result<bool> {
         w.starts.clear();
-        while self.framing.unread > 0 && self.framing.torn().is_none() {
+        while self.framing.unread > 0 && !self.framing.stopped() {
             let from = self.pos - self.pos % self.geometry.align;
             let skip = (self.pos - from) as usize;
             let mut to = self.len.min(from + self.geometry.window);
@@ -290,7 +290,8 @@ mod tests {
     }
 
     /// Streams of mixed records, some larger than a window, ending clean,
-    /// with a trailer and records after it, or torn in each way of §9.
+    /// with a trailer and records after it (whole, or the last cut short),
+    /// or torn in each way of §9.
     fn streams() -> Vec<Vec<u8>> {
         let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
         let mut out = Vec::new();
@@ -306,7 +307,7 @@ mod tests {
                 };
                 s.extend(record(len, 215));
             }
-            match case % 7 {
+            match case % 8 {
                 0 => {}
                 1 => {
                     s.extend(trailer(7));
@@ -325,7 +326,13 @@ mod tests {
                     s.extend(r);
                 }
                 // A torn record larger than a SMALL window.
-                _ => s.extend(&record(300_000, 215)[..250_000]),
+                6 => s.extend(&record(300_000, 215)[..250_000]),
+                // After the trailer, a record cut short: not a torn tail.
+                _ => {
+                    s.extend(trailer(7));
+                    s.extend(record(90, 90));
+                    s.extend(&record(5000, 215)[..4000]);
+                }
             }
             out.push(s);
         }
@@ -382,7 +389,7 @@ mod tests {
         for bytes in [&b"EHRR\x07\0\0\0"[..], &b"EHRR"[..]] {
             let (seen, framing) = mapped(bytes, SMALL);
             assert!(seen.is_empty());
-            assert_eq!(framing, "None None 0");
+            assert_eq!(framing, "None None 0 None");
         }
     }
 

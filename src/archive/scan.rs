@@ -45,6 +45,8 @@ struct StreamOutcome {
     /// The length the pass began with and the length `events.bin` was
     /// found at, when another program cut it shorter while it was read.
     cut_short: Option<(u64, u64)>,
+    /// A tail after the trailer that is no whole record (not torn, §10.7).
+    bytes_after_trailer: Option<super::events::Torn>,
 }
 
 /// Streams the `len` bytes of `events.bin` on every core: mapped when the
@@ -101,6 +103,7 @@ fn decode_all<C: Cutter>(
         after_trailer: f.after_trailer(),
         torn: f.torn(),
         cut_short: cutter.cut_short(),
+        bytes_after_trailer: f.bytes_after_trailer(),
     };
     Ok((total, outcome))
 }
@@ -407,6 +410,17 @@ fn health(s: &mut ArchiveSummary, m: &ManifestState, t: &Tally, o: &StreamOutcom
             format!(
                 "{} after the trailer (appended at shutdown by an old runtime); counted, not decoded or replayed",
                 plural(o.after_trailer, "record follows", "records follow")
+            ),
+        ));
+    }
+    if let Some(tail) = o.bytes_after_trailer {
+        // The upstream reader counts only whole records after a valid
+        // trailer and stops at a shorter tail without setting `truncated`
+        // (playback-output.md §10.7): the capture ended cleanly.
+        p.push(Problem::new(
+            "bytes_after_trailer",
+            format!(
+                "after the clean-shutdown trailer, {tail}; hrr-playback's reader stops counting there too, so this is not a torn tail and the archive stays complete"
             ),
         ));
     }

@@ -2,9 +2,13 @@
 //! upstream-triage.md §7.5 and §9). Everything written here is plain text:
 //! the renderer escapes it, so no markdown is embedded.
 
-use super::evidence::{Evidence, Launch};
+use super::evidence::{Evidence, Launch, NullArg};
 use super::facts::ArchiveFacts;
-use crate::finding::{FaultClass, Finding, KernelSource, Label, Outcome, Placement, ReplayInfo};
+use super::finalize::Reading;
+use super::names::{self, same_kernel};
+use crate::finding::{
+    CauseKind, FaultClass, Finding, KernelSource, Label, Outcome, Placement, ReplayInfo,
+};
 
 /// How an inferred kernel name was established and how to confirm it.
 pub(crate) fn attribution_note(
@@ -53,11 +57,29 @@ fn failed(f: &Finding) -> bool {
 
 /// Labels, notes and next steps for a finding whose outcome, class and
 /// fields are final.
-pub(crate) fn annotate(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
+pub(crate) fn annotate(
+    f: &mut Finding,
+    e: &Evidence,
+    archive: Option<&ArchiveFacts>,
+    reading: &Reading<'_>,
+) {
     labels(f, e, archive);
-    notes(f, e);
+    notes(f, e, archive, reading);
     next_steps(f, e);
 }
+
+/// `'<kernel>' arg[N] (recorded 0x…)`.
+fn null_arg_words(a: &NullArg) -> String {
+    format!("'{}' arg[{}] (recorded {})", a.kernel, a.arg, a.address)
+}
+
+/// The numeric value of a `0x…` address.
+fn address_value(a: &str) -> Option<u64> {
+    u64::from_str_radix(a.strip_prefix("0x").or_else(|| a.strip_prefix("0X"))?, 16).ok()
+}
+
+/// The first page of the address space: a null pointer plus a small offset.
+const NULL_PAGE: u64 = 0x1000;
 
 fn labels(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
     let h = f.archive_health.clone();
@@ -100,8 +122,20 @@ fn labels(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
         f.add_label(Label::D2hFail, detail);
     }
     let untranslated = e.untranslated.unwrap_or(0);
-    if e.missing_args > 0 || untranslated > 0 {
+    if e.missing_args > 0 || untranslated > 0 || e.null_args_total > 0 {
         let mut parts = Vec::new();
+        if let Some(first) = e.null_args.first() {
+            let more = e.null_args_total - 1;
+            let more = if more > 0 {
+                format!(", and {more} more argument(s)")
+            } else {
+                String::new()
+            };
+            parts.push(format!(
+                "hrr-playback passed null for {}: the recorded address is in no known allocation{more}",
+                null_arg_words(first)
+            ));
+        }
         if e.missing_args > 0 {
             let ex = e
                 .missing_example
@@ -152,12 +186,143 @@ fn labels(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
             ),
         );
     }
-    if f.fault_class == FaultClass::ReplayPass {
+    if f.fault_class == FaultClass::ReplayPass && e.region_oob == 0 {
         f.add_label(Label::Clean, "the replay passed with nothing to qualify it");
     }
 }
 
-fn notes(f: &mut Finding, e: &Evidence) {
+/// What the cause-bearing line means, after `cause (<kind>): `.
+fn cause_words(kind: CauseKind) -> &'static str {
+    match kind {
+        CauseKind::GraphIncomplete => "a graph node this replay cannot rebuild, so its graph is incomplete",
+        CauseKind::DeviceCount => "the recording used a device this replay does not have",
+        CauseKind::ArchiveIncomplete => "a code object or blob the replay could not find in the archive or could not load",
+        CauseKind::GuardFault => "a kernel ran past the end of a guarded block (an out-of-bounds access the replay's guard caught)",
+        CauseKind::RegionOob => "the region check found an intra-segment out-of-bounds access",
+        CauseKind::FileCap => "hrr-playback refused a file larger than its cap",
+    }
+}
+
+/// Notes on the launch lines and the failing call (reference §10.2, §10.4).
+fn attribution_notes(
+    f: &mut Finding,
+    e: &Evidence,
+    archive: Option<&ArchiveFacts>,
+    reading: &Reading<'_>,
+) {
+    let last = e.last_launch.as_ref().map(|l| {
+        let name = names::resolve(&l.name, archive).name().map_or_else(
+            || "a kernel whose shortened name was not expanded".into(),
+            str::to_string,
+        );
+        (name, l.ordinal)
+    });
+    if let (Some(k), Some(KernelSource::NotFoundLine)) = (reading.not_found, f.kernel_source) {
+        let before = match &last {
+            Some((name, n)) => format!(
+                "; hrr-playback prints this line before a launch's [HRR launch] line and prints none for it, so the last [HRR launch] line ({name}, launch #{n}) is the launch before, not the one that failed"
+            ),
+            None => String::new(),
+        };
+        f.add_note(format!(
+            "hrr-playback found kernel {k} in no loaded module, so that launch never ran{before}."
+        ));
+    }
+    let failed_call = matches!(
+        f.fault_class,
+        FaultClass::ReplayFatalApi
+            | FaultClass::IllegalMemoryAccess
+            | FaultClass::ReadOnlyPageFault
+            | FaultClass::ReplayAborted
+    );
+    if let (true, true, Some(api)) = (reading.non_launch, failed_call, reading.failing_api) {
+        let mut note = format!("the failing call, {api}, launches no kernel");
+        match (&last, reading.synced) {
+            (Some((name, n)), Some(true)) => note.push_str(&format!(
+                "; under --sync-after-launch the launch of the last [HRR launch] line ({name}, launch #{n}) had completed before it"
+            )),
+            (Some((name, n)), _) if f.outcome == Outcome::Maf => note.push_str(&format!(
+                "; the last [HRR launch] line announced {name} (launch #{n}), and without a sync after each launch an earlier kernel's fault can surface at a later call, so that launch is a candidate, not an established cause"
+            )),
+            (Some((name, n)), _) => note.push_str(&format!(
+                "; the last [HRR launch] line ({name}, launch #{n}) announced an earlier launch"
+            )),
+            (None, _) => {}
+        }
+        if f.kernel_name.is_none() {
+            note.push_str(", so no kernel is named from the launch lines");
+        }
+        note.push('.');
+        f.add_note(note);
+    }
+}
+
+fn notes(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, reading: &Reading<'_>) {
+    attribution_notes(f, e, archive, reading);
+    if let Some(c) = &f.cause {
+        let oob = if c.kind == CauseKind::RegionOob && e.region_oob > 1 {
+            format!(" ({} region OOB lines)", e.region_oob)
+        } else {
+            String::new()
+        };
+        f.add_note(format!(
+            "cause ({}): {}; hrr-playback printed: {}{oob}",
+            c.kind.as_str(),
+            cause_words(c.kind),
+            c.detail
+        ));
+    } else if e.region_oob > 0 && f.outcome == Outcome::Pass {
+        f.add_note(format!(
+            "hrr-playback's region check reported {} intra-segment out-of-bounds access(es) (region OOB) that the replay's contiguous segments absorbed; the verdict counts them only under --regions-strict.",
+            e.region_oob
+        ));
+    }
+    if !e.loaded.is_empty() && f.replay.is_none() {
+        let mut parts: Vec<String> = Vec::new();
+        for label in ["Device", "Runtime"] {
+            let values: Vec<&str> = e
+                .loaded
+                .iter()
+                .filter(|(l, _)| l == label)
+                .map(|(_, v)| v.as_str())
+                .collect();
+            if !values.is_empty() {
+                parts.push(format!("{label}: {}", values.join(", ")));
+            }
+        }
+        f.add_note(format!(
+            "hrr-playback reported what it loaded — {}.",
+            parts.join("; ")
+        ));
+    }
+    if let Some(q) = &e.queue_oom {
+        if let Some(mb) = q.free_mb {
+            f.add_note(format!(
+                "the runtime reported {mb} MB of device memory free when it aborted the queue for lack of resources (Available Free mem)."
+            ));
+        }
+    }
+    let null_page = f
+        .fault_address
+        .as_deref()
+        .and_then(address_value)
+        .is_some_and(|a| a < NULL_PAGE);
+    if null_page && !e.null_args.is_empty() {
+        let arg = f
+            .kernel_name
+            .as_deref()
+            .and_then(|k| e.null_args.iter().rev().find(|a| same_kernel(&a.kernel, k)))
+            .or(e.null_args.last())
+            .expect("not empty");
+        f.add_note(format!(
+            "the fault is at address {}, in the null page; earlier, hrr-playback passed null for {} because its recorded value is in no known allocation (\"passing null so it faults at first use\").",
+            f.fault_address.as_deref().unwrap_or_default(),
+            null_arg_words(arg)
+        ));
+    }
+    if let Some(p) = archive.and_then(|a| a.problem("bytes_after_trailer")) {
+        f.add_note(format!("archive: {}", p.detail));
+    }
     if let Some((file, reader, path)) = &e.version_mismatch {
         let at = path.as_ref().map_or(String::new(), |p| format!(" ({p})"));
         f.add_note(format!("archive wire version {file} does not match hrr-playback reader {reader}{at}; nothing was replayed."));
@@ -185,7 +350,12 @@ fn notes(f: &mut Finding, e: &Evidence) {
         match &e.progress {
             Some(p) => f.add_note(format!(
                 "the last progress line reported launch #{} (seq {}, {}) complete at {:.1} s.",
-                p.kernels, p.seq, p.last, p.elapsed_s
+                p.kernels,
+                p.seq,
+                f.last_progress_kernel
+                    .as_deref()
+                    .unwrap_or("a kernel whose shortened name was not expanded"),
+                p.elapsed_s
             )),
             None => f.add_note("no progress line was printed: the replay stopped before its first launch completed, or progress lines were off (replay.progress_seconds)."),
         }
@@ -224,7 +394,9 @@ fn notes(f: &mut Finding, e: &Evidence) {
         }
     }
     if let Some((k, what)) = &e.launch_error {
-        f.add_note(format!("kernel {k}: {what}."));
+        if f.kernel_source != Some(KernelSource::NotFoundLine) {
+            f.add_note(format!("kernel {k}: {what}."));
+        }
     }
     if f.fault_class == FaultClass::ReplayFatalApi {
         if let Some(t) = &e.fatal_text {
@@ -291,7 +463,7 @@ fn notes(f: &mut Finding, e: &Evidence) {
             "{n} record(s) follow the clean-shutdown trailer and were ignored by the reader."
         ));
     }
-    if f.outcome == Outcome::Maf && f.kernel_name.is_none() {
+    if f.outcome == Outcome::Maf && f.kernel_name.is_none() && !reading.non_launch {
         let n = f
             .archive_health
             .kernel_launches
@@ -333,6 +505,42 @@ fn fidelity_note(p: Option<&Placement>) -> Option<String> {
     }
 }
 
+/// The next step a cause calls for, before the class's own.
+fn cause_steps(f: &mut Finding, e: &Evidence) {
+    let Some(kind) = f.cause.as_ref().map(|c| c.kind) else {
+        return;
+    };
+    let archive = f.archive.clone().unwrap_or_else(|| "<archive>".into());
+    match kind {
+        CauseKind::DeviceCount => {
+            let devices = e.cause.as_ref().and_then(|c| c.devices);
+            f.add_next_step(match devices {
+                Some((device, had)) => format!(
+                    "Replay with at least {} device(s) visible: the recording allocated on device {device} and this replay had {had}. hrr replay exposes the one GPU it selects (HIP_VISIBLE_DEVICES), so run hrr-playback with HIP_VISIBLE_DEVICES listing that many devices, on a host that has them.",
+                    device.max(0) + 1
+                ),
+                None => "Replay with as many devices visible as the recording used (HIP_VISIBLE_DEVICES).".into(),
+            });
+        }
+        CauseKind::ArchiveIncomplete => f.add_next_step(format!(
+            "Check the archive's blobs and code objects with hrr archive info {archive}: it lists those its events reference that have no file (missing blobs, missing code objects)."
+        )),
+        CauseKind::FileCap => f.add_next_step(
+            "Raise hrr-playback's file cap past the refused file's size: add --max-file-bytes <bytes> to replay.extra_args (the player's default is 4 GiB) and replay again.",
+        ),
+        CauseKind::GraphIncomplete => {
+            let detail = f.cause.as_ref().map_or("", |c| c.detail.as_str());
+            let node = detail
+                .split_once(": not reconstructable")
+                .map_or("a graph node".to_string(), |(api, _)| format!("the node {api} added"));
+            f.add_next_step(format!(
+                "This hrr-playback cannot rebuild {node} (NOOP-API), so the graph cannot run: replay with a player that reconstructs it, or reproduce the failure without HIP graphs."
+            ));
+        }
+        CauseKind::GuardFault | CauseKind::RegionOob => {}
+    }
+}
+
 fn next_steps(f: &mut Finding, e: &Evidence) {
     let kernel = f.kernel_name.clone();
     let inferred = matches!(
@@ -344,6 +552,7 @@ fn next_steps(f: &mut Finding, e: &Evidence) {
             .as_ref()
             .is_some_and(|r| r.command.iter().any(|a| a == "--sync-after-launch")));
     let aten = f.notes.iter().any(|n| n.starts_with("ATen kernels"));
+    cause_steps(f, e);
     match f.fault_class {
         FaultClass::ReplayPass | FaultClass::NanInfDivergence if f.outcome == Outcome::Pass => {
             if f.fault_class == FaultClass::ReplayPass {
@@ -401,6 +610,12 @@ fn next_steps(f: &mut Finding, e: &Evidence) {
             f.add_next_step("Replay on a GPU with more free memory (--gpu), or free the device first; the capture's allocations did not fit.");
         }
         FaultClass::ReplayFatalApi => {
+            if let (Some(KernelSource::NotFoundLine), Some(k)) = (f.kernel_source, &kernel) {
+                let archive = f.archive.clone().unwrap_or_else(|| "<archive>".into());
+                f.add_next_step(format!(
+                    "Find the code object that defines {k}: hrr archive info {archive} lists the code objects the archive references but lacks; if none is missing, check that the code object holding it loaded on this GPU (the log's code-object lines)."
+                ));
+            }
             let api = f
                 .failing_api
                 .clone()

@@ -191,7 +191,9 @@ pub struct Divergence {
     pub percent: Option<(String, String)>,
 }
 
-/// The end-of-run summary `D2H checks` line.
+/// The end-of-run summary `D2H checks` line, in any of its three forms
+/// (§10.4): `N pass (E exact, T within tol), M fail, K skipped`, `N pass, M
+/// fail, K skipped`, and the oldest `N pass, M fail`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct D2hSummary {
     /// Passed.
@@ -200,8 +202,51 @@ pub struct D2hSummary {
     pub within_tol: Option<u64>,
     /// Failed.
     pub fail: u64,
-    /// Skipped.
-    pub skipped: u64,
+    /// Skipped (not printed by the oldest players).
+    pub skipped: Option<u64>,
+}
+
+/// `[HRR] '<kernel>' arg[N]: recorded 0x… is in no known allocation —
+/// passing null so it faults at first use`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NullArg {
+    /// The kernel, as printed (full name).
+    pub kernel: String,
+    /// The argument index.
+    pub arg: u64,
+    /// The recorded address.
+    pub address: String,
+}
+
+/// A queue abort with `HSA_STATUS_ERROR_OUT_OF_RESOURCES`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QueueOom {
+    /// `Available Free mem : N MB`, when printed.
+    pub free_mb: Option<u64>,
+}
+
+/// A cause-bearing player line (§10.4) and what it carries.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CauseLine {
+    /// The cause.
+    pub cause: crate::finding::Cause,
+    /// `device_count`: (the recording's device, devices this replay has).
+    pub devices: Option<(i64, i64)>,
+}
+
+/// An error that surfaced at a call that is no launch and has no `Fatal:
+/// T… Event …` line of its own: a recorded device/stream synchronize, the
+/// end-of-pass synchronize.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SyncError {
+    /// The API (`hipDeviceSynchronize`, `hipStreamSynchronize`).
+    pub api: String,
+    /// Numeric HIP error, when printed.
+    pub code: Option<i64>,
+    /// HIP error text, when printed.
+    pub message: String,
+    /// The end-of-pass synchronize (`hipDeviceSynchronize after pass failed`).
+    pub end_of_pass: bool,
 }
 
 /// Placement lines.
@@ -314,6 +359,34 @@ pub struct Evidence {
     pub missing_example: Option<String>,
     /// Summary `Untranslated : N kernel-arg pointer(s)…`.
     pub untranslated: Option<u64>,
+    /// Launches announced: `[HRR launch]` lines, and `[HRR sync begin]`
+    /// lines of launches no `[HRR launch]` line announced.
+    pub launch_lines: u64,
+    /// `Kernel '<k>' not found in any loaded module` (first): the kernel and
+    /// how many `[HRR launch]` lines preceded it.
+    pub not_found: Option<(String, u64)>,
+    /// The log shows `--sync-after-launch` at work (`Kernel '…' OK`, `[HRR
+    /// sync begin]`/`[HRR sync done]`).
+    pub launch_sync_seen: bool,
+    /// `Fatal: aborting replay after error in <api>`, or the error lines of
+    /// a recorded or end-of-pass synchronize.
+    pub sync_error: Option<SyncError>,
+    /// Kernel arguments the player passed as null (first ones, capped).
+    pub null_args: Vec<NullArg>,
+    /// Null-argument lines seen (the cap does not limit this count).
+    pub null_args_total: u64,
+    /// A queue abort for lack of resources.
+    pub queue_oom: Option<QueueOom>,
+    /// The first cause-bearing player line.
+    pub cause: Option<CauseLine>,
+    /// A `GUARD FAULT:` line was seen.
+    pub guard_fault_seen: bool,
+    /// `GUARD FAULT: kernel #N "<kernel>"`: the kernel, as printed.
+    pub guard_fault_kernel: Option<String>,
+    /// `region OOB:` lines seen.
+    pub region_oob: u64,
+    /// `[HRR] Device  :` and `[HRR] Runtime :` lines: (label, value), capped.
+    pub loaded: Vec<(String, String)>,
     /// Lines that only a replay (not `--info`) prints.
     pub replay_lines: u64,
     /// Lines read.
@@ -333,6 +406,22 @@ impl Evidence {
         }
         let progress = self.progress.as_ref().map_or(0, |p| p.d2h_fail);
         progress.max(self.d2h_fail_lines)
+    }
+
+    /// Record the first cause-bearing line.
+    pub(crate) fn set_cause(
+        &mut self,
+        kind: crate::finding::CauseKind,
+        line: &str,
+        devices: Option<(i64, i64)>,
+    ) {
+        if self.cause.is_none() {
+            let detail = line.strip_prefix("[HRR] ").unwrap_or(line).to_string();
+            self.cause = Some(CauseLine {
+                cause: crate::finding::Cause { kind, detail },
+                devices,
+            });
+        }
     }
 
     /// Record an API that replay did not reproduce.

@@ -211,6 +211,21 @@ impl ArchiveFacts {
         (whole && !only.name.is_empty()).then_some(only.name.as_str())
     }
 
+    /// Whether `kernels` holds every kernel the archive launches: its launch
+    /// counts add up to `kernel_launches`. They fall short when kernels went
+    /// untracked past the summary's table caps (the `tables_capped` problem),
+    /// when launches could not be decoded, or when the list was cut
+    /// (`archive info --json --kernels N`).
+    pub fn kernel_table_complete(&self) -> bool {
+        let listed: u64 = self.kernels.iter().map(|k| k.launches).sum();
+        self.kernel_launches.is_some_and(|n| n == listed)
+    }
+
+    /// Problems of `kind` the summary reports.
+    pub fn problem(&self, kind: &str) -> Option<&ProblemFacts> {
+        self.problems.iter().find(|p| p.kind == kind)
+    }
+
     /// Process ids of a root with several processes.
     pub fn other_processes(&self) -> Vec<u64> {
         if self.kind == "root" && self.processes.len() > 1 {

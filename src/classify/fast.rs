@@ -6,6 +6,7 @@
 //! the regex rules.
 
 use super::evidence::{EventLine, Evidence, Launch, Progress};
+use super::names::same_kernel;
 use memchr::memmem::Finder;
 use std::sync::LazyLock;
 
@@ -37,7 +38,14 @@ fn bracketed(r: &str, e: &mut Evidence) -> bool {
         let Some(name) = r.strip_suffix("' OK") else {
             return false;
         };
-        if let Some(l) = e.last_launch.as_mut().filter(|l| l.name == name) {
+        // Printed only under --sync-after-launch, with the full name; the
+        // `[HRR launch]` line may have printed it compacted.
+        e.launch_sync_seen = true;
+        if let Some(l) = e
+            .last_launch
+            .as_mut()
+            .filter(|l| same_kernel(&l.name, name))
+        {
             l.completed = true;
         }
         return true;
@@ -65,6 +73,7 @@ fn tagged(r: &str, e: &mut Evidence) -> bool {
         return sync_begin(r, e);
     }
     if let Some(r) = r.strip_prefix("sync done] ") {
+        e.launch_sync_seen = true;
         let seq = key(r, "seq").and_then(|v| v.parse::<u64>().ok());
         if let (Some(seq), Some(l)) = (seq, e.last_launch.as_mut()) {
             if l.seq == seq && r.contains("status=success") {
@@ -168,6 +177,7 @@ fn launch_line(r: &str, e: &mut Evidence) -> bool {
     let (Some(seq), Some(ordinal)) = (seq, ordinal) else {
         return false;
     };
+    e.launch_lines += 1;
     let l = set_launch(e, seq, ordinal, name);
     set_opt(&mut l.grid, grid);
     set_opt(&mut l.block, block);
@@ -196,11 +206,13 @@ fn sync_begin(r: &str, e: &mut Evidence) -> bool {
     ) else {
         return false;
     };
+    e.launch_sync_seen = true;
     let same = e
         .last_launch
         .as_ref()
-        .is_some_and(|l| l.seq == seq && l.name == name);
+        .is_some_and(|l| l.seq == seq && same_kernel(&l.name, name));
     if !same {
+        e.launch_lines += 1;
         let l = set_launch(e, seq, ordinal, name);
         l.grid = None;
         l.block = None;

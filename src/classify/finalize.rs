@@ -3,11 +3,12 @@
 //! DESIGN §6 rules, and the kernel attribution fallback order.
 
 use super::advice;
-use super::evidence::Evidence;
+use super::evidence::{Evidence, Launch};
 use super::facts::ArchiveFacts;
+use super::names::{self, Resolved};
 use super::InputRecord;
 use crate::finding::{
-    ArchiveHealth, FaultClass, Finding, KernelSource, Outcome, Placement, ReplayInfo,
+    ArchiveHealth, FaultClass, Finding, KernelSource, LoadedLine, Outcome, Placement, ReplayInfo,
 };
 use serde_json::Value;
 
@@ -25,6 +26,97 @@ pub(crate) struct Inputs<'a> {
     pub replay_skipped: bool,
 }
 
+/// Whether `api` launches a kernel: the names of the launch event types
+/// (hipLaunchKernel, hipModuleLaunchKernel, hipExtModuleLaunchKernel,
+/// hipLaunchByPtr, the cooperative, `_spt` and `Ex` variants). Graph
+/// launches and host-function launches are not kernel launches here: no
+/// `[HRR launch]` line announces them.
+pub(crate) fn is_launch_api(api: &str) -> bool {
+    api == "hipLaunchByPtr" || (api.contains("Launch") && api.contains("Kernel"))
+}
+
+/// How the log's launch lines relate to the failure.
+pub(crate) struct Reading<'a> {
+    /// The last announced launch that no later line showed complete, when
+    /// the evidence makes it the failing one: not when the failing call
+    /// launches no kernel, nor when a `Kernel '…' not found` line came after
+    /// it (the launch that failed then never got a line of its own).
+    pub failing_launch: Option<&'a Launch>,
+    /// The API of the failing call, when a fatal line names one.
+    pub failing_api: Option<&'a str>,
+    /// The failing call is no kernel launch: no kernel is named from the
+    /// order of the log's launch lines.
+    pub non_launch: bool,
+    /// A `Kernel '…' not found` line followed the last launch line.
+    pub not_found: Option<&'a str>,
+    /// The replay ran with `--sync-after-launch`: `Some(true)` from its
+    /// command or its log, `Some(false)` from a command without it.
+    pub synced: Option<bool>,
+}
+
+impl<'a> Reading<'a> {
+    pub(crate) fn new(e: &'a Evidence, replay: Option<&ReplayInfo>) -> Reading<'a> {
+        let failing_api = e
+            .fatal_call
+            .as_ref()
+            .or(e.fatal_gpu.as_ref())
+            .map(|c| c.api.as_str())
+            .or(e.sync_error.as_ref().map(|s| s.api.as_str()))
+            .filter(|a| !a.is_empty());
+        let non_launch = failing_api.is_some_and(|a| !is_launch_api(a));
+        let not_found = e
+            .not_found
+            .as_ref()
+            .filter(|(_, before)| *before == e.launch_lines)
+            .map(|(k, _)| k.as_str());
+        let synced = match replay.filter(|r| !r.command.is_empty()) {
+            Some(r) => Some(r.command.iter().any(|a| a == "--sync-after-launch")),
+            None => e.launch_sync_seen.then_some(true),
+        };
+        let in_flight = e.last_launch.as_ref().filter(|l| !l.completed);
+        let failing_launch = in_flight.filter(|_| !non_launch && not_found.is_none());
+        Reading {
+            failing_launch,
+            failing_api,
+            non_launch,
+            not_found,
+            synced,
+        }
+    }
+}
+
+/// Printed kernel names resolved once each, with the notes that say how a
+/// compacted one was read.
+pub(crate) struct NameBook<'a> {
+    archive: Option<&'a ArchiveFacts>,
+    seen: Vec<Resolved>,
+}
+
+impl<'a> NameBook<'a> {
+    fn new(archive: Option<&'a ArchiveFacts>) -> NameBook<'a> {
+        NameBook {
+            archive,
+            seen: Vec::new(),
+        }
+    }
+
+    /// The name `printed` stands for, if any; a compacted one is expanded
+    /// through the archive's kernel table or yields none.
+    pub(crate) fn name(&mut self, printed: &str) -> Option<String> {
+        let r = names::resolve(printed, self.archive);
+        let name = r.name().map(str::to_string);
+        if !matches!(r, Resolved::Full(_)) && !self.seen.contains(&r) {
+            self.seen.push(r);
+        }
+        name
+    }
+
+    /// The notes of the compacted names that were read.
+    fn notes(&self) -> Vec<String> {
+        self.seen.iter().filter_map(Resolved::note).collect()
+    }
+}
+
 pub(crate) fn finalize(
     e: &Evidence,
     how: &Inputs<'_>,
@@ -36,8 +128,10 @@ pub(crate) fn finalize(
         .and_then(|a| a.path.clone())
         .or_else(|| e.info.path.clone());
     let mut f = Finding::new(name);
+    let mut book = NameBook::new(archive);
+    let reading = Reading::new(e, replay);
     fill_archive(&mut f, e, archive, preflight);
-    fill_replay(&mut f, e, replay);
+    fill_replay(&mut f, e, replay, &mut book);
     f.preflight = preflight.cloned();
     f.replay = replay.cloned().map(|mut r| {
         r.stopped_by = crate::replay::StoppedBy::from_evidence(
@@ -47,10 +141,16 @@ pub(crate) fn finalize(
         );
         r
     });
+    fill_loaded(&mut f, e);
     f.sources = sources(how.inputs, archive);
     (f.outcome, f.fault_class) = decide(e, how, replay, preflight);
-    fault_details(&mut f, e);
-    attribute_kernel(&mut f, e, archive, replay);
+    f.cause = e
+        .cause
+        .as_ref()
+        .filter(|_| cause_applies(&f))
+        .map(|c| c.cause.clone());
+    fault_details(&mut f, e, &reading);
+    attribute_kernel(&mut f, e, archive, replay, &reading, &mut book);
     if f.outcome == Outcome::Pass {
         // A PASS never names a kernel, failing event or failing API.
         f.kernel_name = None;
@@ -71,8 +171,45 @@ pub(crate) fn finalize(
         f.kernel_source = None;
     }
     f.kernel_family = f.kernel_name.as_deref().map(kernel_family);
-    advice::annotate(&mut f, e, archive);
+    // A clean PASS reports no kernel names, so how they were read is moot.
+    if f.fault_class != FaultClass::ReplayPass {
+        for note in book.notes() {
+            f.add_note(note);
+        }
+    }
+    advice::annotate(&mut f, e, archive, &reading);
     f
+}
+
+/// A cause names why a replay failed, so it is kept for a failed (or
+/// undecided) replay, not for a PASS, a hang, a crash without a fault line,
+/// or a replay that never ran.
+fn cause_applies(f: &Finding) -> bool {
+    matches!(
+        f.outcome,
+        Outcome::Maf | Outcome::Fail | Outcome::Abort | Outcome::Unknown
+    ) && !matches!(
+        f.fault_class,
+        FaultClass::ReplayCrashed
+            | FaultClass::VersionMismatch
+            | FaultClass::MetadataOnly
+            | FaultClass::PreflightBlocked
+    )
+}
+
+/// The player's `Device` and `Runtime` lines go in the replay record when
+/// there is one (advice notes them otherwise).
+fn fill_loaded(f: &mut Finding, e: &Evidence) {
+    if let Some(r) = f.replay.as_mut().filter(|r| r.loaded.is_empty()) {
+        r.loaded = e
+            .loaded
+            .iter()
+            .map(|(label, value)| LoadedLine {
+                label: label.clone(),
+                value: value.clone(),
+            })
+            .collect();
+    }
 }
 
 fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, pf: Option<&Value>) {
@@ -157,7 +294,7 @@ fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, p
     f.capture = c;
 }
 
-fn fill_replay(f: &mut Finding, e: &Evidence, replay: Option<&ReplayInfo>) {
+fn fill_replay(f: &mut Finding, e: &Evidence, replay: Option<&ReplayInfo>, book: &mut NameBook) {
     f.replay_exit_code = replay.and_then(|r| r.exit_code);
     f.replay_signal = e.signal_marker.or(replay.and_then(|r| r.signal));
     f.timed_out_after_s = e.timeout_marker.or(e.wall_limit_s).or_else(|| {
@@ -171,7 +308,14 @@ fn fill_replay(f: &mut Finding, e: &Evidence, replay: Option<&ReplayInfo>) {
     if let Some(s) = e.d2h_summary {
         f.d2h_pass = Some(s.pass);
         f.d2h_fail = Some(s.fail);
-        f.d2h_attempted = Some(s.pass + s.fail + s.skipped);
+        // The oldest summary form prints no skipped count: the attempts are
+        // then known only from a progress line.
+        f.d2h_attempted = match s.skipped {
+            Some(k) => Some(s.pass + s.fail + k),
+            None => progress
+                .map(|p| p.d2h_attempted)
+                .filter(|&a| a >= s.pass + s.fail),
+        };
         f.d2h_within_tol = s.within_tol;
     } else if let Some(d) = &e.divergence {
         f.d2h_fail = Some(d.failed);
@@ -186,12 +330,13 @@ fn fill_replay(f: &mut Finding, e: &Evidence, replay: Option<&ReplayInfo>) {
         f.d2h_fail = Some(e.d2h_fail_lines);
     }
     [f.gpu_kernel_ms, f.gpu_graph_ms, f.gpu_total_ms] = e.gpu_ms;
-    f.last_progress_kernel = progress.map(|p| p.last.clone());
-    f.last_event_kernel = e
+    f.last_progress_kernel = progress.and_then(|p| book.name(&p.last));
+    let last_started = e
         .last_event
         .as_ref()
-        .and_then(|ev| ev.kernel.clone())
-        .or_else(|| e.last_launch.as_ref().map(|l| l.name.clone()));
+        .and_then(|ev| ev.kernel.as_deref())
+        .or_else(|| e.last_launch.as_ref().map(|l| l.name.as_str()));
+    f.last_event_kernel = last_started.and_then(|k| book.name(k));
     let p = &e.placement;
     f.placement = if let Some(off) = &p.off {
         Some(Placement::Off { off: off.clone() })
@@ -261,8 +406,9 @@ fn decide(
         };
         return (Outcome::Pass, class);
     }
-    if e.oom.is_some() {
-        let stopped = e.fatal_text.is_some()
+    if e.oom.is_some() || e.queue_oom.is_some() {
+        let stopped = e.queue_oom.is_some()
+            || e.fatal_text.is_some()
             || e.replay_aborted
             || signal.is_some()
             || exit_code.is_some_and(|c| c != 0);
@@ -276,13 +422,19 @@ fn decide(
         );
     }
     let hip_fault = e.gpu_error.as_ref().is_some_and(|g| illegal_access(&g.2))
+        || e.sync_error
+            .as_ref()
+            .is_some_and(|s| illegal_access(&s.message))
         || e.fatal_gpu
             .as_ref()
             .is_some_and(|g| illegal_access(&g.message))
         || e.fatal_call
             .as_ref()
             .is_some_and(|g| illegal_access(&g.message));
-    if e.memory_fault.is_some() || e.fault_error.is_some() || hip_fault {
+    // A guard fault or an out-of-bounds region check is an illegal access
+    // the replay's layout caught; a runtime fault line still decides the class.
+    let caught = e.guard_fault_seen || e.region_oob > 0;
+    if e.memory_fault.is_some() || e.fault_error.is_some() || hip_fault || caught {
         let read_only = e
             .memory_fault
             .as_ref()
@@ -347,7 +499,7 @@ fn decide(
     (Outcome::Unknown, C::Unknown)
 }
 
-fn fault_details(f: &mut Finding, e: &Evidence) {
+fn fault_details(f: &mut Finding, e: &Evidence, reading: &Reading<'_>) {
     if let Some(m) = &e.memory_fault {
         f.gpu_node = Some(m.node);
         f.fault_address = Some(m.address.clone());
@@ -356,7 +508,7 @@ fn fault_details(f: &mut Finding, e: &Evidence) {
         f.fault_address = Some(addr.clone());
     }
     f.kernarg_address = e.kernarg_address.clone();
-    let in_flight = e.last_launch.as_ref().filter(|l| !l.completed);
+    let in_flight = reading.failing_launch;
     let watchdog = e.watchdog.as_ref().and_then(|w| w.launch.as_ref());
     if let Some((g, w)) = &e.grid_workgroup {
         f.grid = Some(g.clone());
@@ -370,6 +522,16 @@ fn fault_details(f: &mut Finding, e: &Evidence) {
         f.failing_thread = Some(c.thread);
         f.failing_call_index = Some(c.index);
         f.failing_api = Some(c.api.clone());
+    } else if let Some(s) = &e.sync_error {
+        f.failing_api = Some(s.api.clone());
+        if let Some(ev) = e
+            .last_event
+            .as_ref()
+            .filter(|ev| ev.api == s.api && !s.end_of_pass)
+        {
+            f.failing_thread = ev.thread;
+            f.failing_call_index = Some(ev.index);
+        }
     } else if let Some(ev) = &e.last_event {
         f.failing_thread = ev.thread;
         f.failing_call_index = Some(ev.index);
@@ -417,12 +579,18 @@ fn single_kernel(e: &Evidence, archive: Option<&ArchiveFacts>) -> Option<String>
 /// launch]` line → last verbose event → single-kernel archive. Which tiers
 /// may name a kernel depends on the class: a crash, a version mismatch or a
 /// D2H mismatch implicates none; a hang only what the watchdog or an
-/// unfinished traced launch names.
+/// unfinished traced launch names; a fatal API error the kernel-not-found
+/// line, the GPU-error line or the traced launch, and none when the failing
+/// call launches no kernel; a queue abort for lack of resources its bracket.
+/// A name the player printed compacted is expanded through the archive's
+/// kernel table or not used ([`NameBook`]).
 fn attribute_kernel(
     f: &mut Finding,
     e: &Evidence,
     archive: Option<&ArchiveFacts>,
     replay: Option<&ReplayInfo>,
+    reading: &Reading<'_>,
+    book: &mut NameBook,
 ) {
     use KernelSource as K;
     let queue_abort = !e.queue_statuses.is_empty();
@@ -443,11 +611,12 @@ fn attribute_kernel(
             K::LastEvent,
             K::SingleKernelArchive,
         ],
-        FaultClass::ReplayFatalApi => &[K::GpuErrorLine, K::TraceKernels],
+        FaultClass::ReplayFatalApi => &[K::NotFoundLine, K::GpuErrorLine, K::TraceKernels],
+        FaultClass::ReplayOom if e.queue_oom.is_some() => &[K::AbortLine],
         FaultClass::Hang => &[K::FaultLine, K::TraceKernels],
         _ => &[],
     };
-    let in_flight = e.last_launch.as_ref().filter(|l| !l.completed);
+    let in_flight = reading.failing_launch;
     for &tier in tiers {
         let candidate = match tier {
             K::FaultLine => e
@@ -455,17 +624,28 @@ fn attribute_kernel(
                 .as_ref()
                 .and_then(|f| f.1.clone())
                 .or_else(|| e.hang_analysis_kernel.clone())
+                .or_else(|| e.guard_fault_kernel.as_deref().and_then(|k| book.name(k)))
                 .or_else(|| {
                     e.watchdog
                         .as_ref()
                         .and_then(|w| w.launch.as_ref())
-                        .map(|l| l.name.clone())
+                        .and_then(|l| book.name(&l.name))
                 }),
             K::AbortLine => e.queue_abort_kernel.clone(),
             K::GpuErrorLine => e.gpu_error.as_ref().map(|g| g.0.clone()),
-            K::TraceKernels => in_flight.map(|l| l.name.clone()),
-            K::LastEvent => e.last_event.as_ref().and_then(|ev| ev.kernel.clone()),
+            K::TraceKernels => in_flight.and_then(|l| book.name(&l.name)),
+            // The last launch to start, or the only kernel there is: both
+            // say what ran before a failure, nothing about a failure at a
+            // call that launches no kernel.
+            K::LastEvent if reading.non_launch => None,
+            K::SingleKernelArchive if reading.non_launch => None,
+            K::LastEvent => e
+                .last_event
+                .as_ref()
+                .and_then(|ev| ev.kernel.as_deref())
+                .and_then(|k| book.name(k)),
             K::SingleKernelArchive => single_kernel(e, archive),
+            K::NotFoundLine => reading.not_found.map(str::to_string),
         };
         if let Some(name) = candidate.filter(|n| usable(n)) {
             if let Some(note) = advice::attribution_note(tier, &name, in_flight, replay) {

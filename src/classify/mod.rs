@@ -15,6 +15,7 @@ pub mod facts;
 mod fast;
 mod finalize;
 mod info;
+mod names;
 mod rules;
 
 pub use evidence::Evidence;

@@ -11,6 +11,7 @@
 
 use super::evidence::*;
 use super::info::{table_row, Section};
+use crate::finding::CauseKind;
 use regex::{Captures, Regex, RegexSet};
 use std::sync::LazyLock;
 
@@ -23,6 +24,9 @@ pub(crate) struct InputState {
     pub info_dump: bool,
     /// Lines of this input that only a replay prints.
     pub replay_lines: u64,
+    /// This input printed `[HRR] Runtime :`, so a `[HRR]         :
+    /// <library>` line (eight spaces for the label) names one more library.
+    pub runtime_seen: bool,
 }
 
 type Handler = fn(&Captures<'_>, &str, &mut Evidence, &mut InputState);
@@ -161,6 +165,21 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
     (r"^\[HRR\] Threads : (\d+) captured", true, |c, _, e, _| {
         e.reader.threads = opt_u(c, 1)
     }),
+    // what the player loaded (§2b rows 5-6, §10.4): `Device` has two
+    // spaces before its colon; `Runtime ` is followed by one `[HRR]` line of
+    // eight spaces per further library
+    (r"^\[HRR\] Device  : (.+)$", true, |c, _, e, _| {
+        add_loaded(e, "Device", &c[1]);
+    }),
+    (r"^\[HRR\] Runtime : (.+)$", true, |c, _, e, st| {
+        add_loaded(e, "Runtime", &c[1]);
+        st.runtime_seen = true;
+    }),
+    (r"^\[HRR\] {9}: (.+)$", true, |c, _, e, st| {
+        if st.runtime_seen {
+            add_loaded(e, "Runtime", &c[1]);
+        }
+    }),
     (
         r"^\[HRR\] \[replay\] Device state OK",
         true,
@@ -212,6 +231,64 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
             e.graph_construction_unsupported = true;
         },
     ),
+    // cause-bearing lines (§10.4)
+    (
+        r"^\[HRR\] (\S+): not reconstructable at replay, so the call is skipped and the graph it belongs to is marked incomplete",
+        true,
+        |c, line, e, _| {
+            e.add_noop_api(&c[1]);
+            e.set_cause(CauseKind::GraphIncomplete, line, None);
+        },
+    ),
+    (
+        r"^\[HRR\] hipGraphInstantiate: graph 0x[0-9a-fA-F]+ is missing nodes this replay could not reconstruct",
+        true,
+        |_, line, e, _| e.set_cause(CauseKind::GraphIncomplete, line, None),
+    ),
+    (
+        r"^\[HRR\] hipMemCreate: the recording allocated on device (-?\d+) and this replay has (-?\d+) device\(s\)",
+        true,
+        |c, line, e, _| {
+            let n = |i: usize| c[i].parse().unwrap_or(0);
+            e.set_cause(CauseKind::DeviceCount, line, Some((n(1), n(2))));
+        },
+    ),
+    (
+        r"^\[HRR\] (?:Failed to load code object .*: -?\d+ \(.*\)|Code object .* not found in archive|H2D blob .* not found|__hipRegisterFatBinary: blob not found in archive)",
+        true,
+        |_, line, e, _| e.set_cause(CauseKind::ArchiveIncomplete, line, None),
+    ),
+    (r"^\[HRR\] GUARD FAULT: (.*)$", true, |c, line, e, _| {
+        e.guard_fault_seen = true;
+        if e.guard_fault_kernel.is_none() {
+            e.guard_fault_kernel = GUARD_KERNEL.captures(&c[1]).map(|k| s(&k, 1));
+        }
+        e.set_cause(CauseKind::GuardFault, line, None);
+    }),
+    (r"^\[HRR\] region OOB: ", true, |_, line, e, _| {
+        e.region_oob += 1;
+        e.set_cause(CauseKind::RegionOob, line, None);
+    }),
+    (
+        r"^\[HRR\] [Rr]efusing to read .*\(--max-file-bytes\)",
+        true,
+        |_, line, e, _| e.set_cause(CauseKind::FileCap, line, None),
+    ),
+    // a null kernel argument, printed without --verbose (§10.4)
+    (
+        r"^\[HRR\] '(.*)' arg\[(\d+)\]: recorded (0x[0-9a-fA-F]+) is in no known allocation",
+        true,
+        |c, _, e, _| {
+            e.null_args_total += 1;
+            if e.null_args.len() < LIST_CAP {
+                e.null_args.push(NullArg {
+                    kernel: s(c, 1),
+                    arg: u(c, 2),
+                    address: s(c, 3),
+                });
+            }
+        },
+    ),
     // fatal and error lines (§2e)
     (
         r"^\[HRR\] Fatal: T(\d+) Event (\d+) \(([^)]*)\) returned (-?\d+) \((.*)\)",
@@ -225,6 +302,47 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
         true,
         |c, _, e, _| {
             e.fatal_gpu.get_or_insert_with(|| call(c));
+        },
+    ),
+    (
+        r"^\[HRR\] Fatal: aborting replay after error in (\S+)",
+        true,
+        |c, _, e, _| {
+            let api = s(c, 1);
+            match &mut e.sync_error {
+                Some(se) if se.api == api || se.api.is_empty() => se.api = api,
+                Some(_) => {}
+                None => {
+                    e.sync_error = Some(SyncError {
+                        api,
+                        ..SyncError::default()
+                    })
+                }
+            }
+        },
+    ),
+    (
+        r"^\[HRR\] (hipDeviceSynchronize|hipStreamSynchronize) error (-?\d+) \((.*)\)",
+        true,
+        |c, _, e, _| {
+            e.sync_error.get_or_insert_with(|| SyncError {
+                api: s(c, 1),
+                code: c[2].parse().ok(),
+                message: s(c, 3),
+                end_of_pass: false,
+            });
+        },
+    ),
+    (
+        r"^\[HRR\] Fatal: hipDeviceSynchronize after pass failed: (-?\d+) \((.*)\)",
+        true,
+        |c, _, e, _| {
+            e.sync_error.get_or_insert_with(|| SyncError {
+                api: "hipDeviceSynchronize".into(),
+                code: c[1].parse().ok(),
+                message: s(c, 2),
+                end_of_pass: true,
+            });
         },
     ),
     (
@@ -270,6 +388,11 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
         r"^\[HRR\] Kernel '(.*)' (launch error: .*|not found in any loaded module)$",
         true,
         |c, _, e, _| {
+            if c[2].starts_with("not found") && e.not_found.is_none() {
+                // Printed before that launch's `[HRR launch]` line, which
+                // never comes (§10.2): the last one is the launch before.
+                e.not_found = Some((s(c, 1), e.launch_lines));
+            }
             e.launch_error.get_or_insert_with(|| (s(c, 1), s(c, 2)));
         },
     ),
@@ -303,14 +426,14 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
         },
     ),
     (
-        r"^\[HRR\]\s+D2H checks\s+: (\d+) pass(?: \((\d+) exact, (\d+) within tol\))?.*?, (\d+) fail, (\d+) skipped",
+        r"^\[HRR\]\s+D2H checks\s+: (\d+) pass(?: \((\d+) exact, (\d+) within tol\))?, (\d+) fail(?:, (\d+) skipped)?",
         true,
         |c, _, e, _| {
             e.d2h_summary = Some(D2hSummary {
                 pass: u(c, 1),
                 within_tol: opt_u(c, 3),
                 fail: u(c, 4),
-                skipped: u(c, 5),
+                skipped: opt_u(c, 5),
             });
         },
     ),
@@ -347,12 +470,16 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
         |c, line, e, _| d2h_fail_line(c, line, e),
     ),
     (
-        r"^\[HRR\] (?:D2H validate FAIL: (.*)|(hipMemcpyDtoH(?:Async)?: src 0x[0-9a-fA-F]+ not mapped) — D2H validate FAIL)",
+        r"^\[HRR\] (?:(?:(\S+) )?D2H validate FAIL: (.*)|(hipMemcpyDtoH(?:Async)?: src 0x[0-9a-fA-F]+ not mapped) — D2H validate FAIL)",
         true,
         |c, _, e, _| {
             e.d2h_validate_fail.1 += 1;
-            let why = c.get(1).or(c.get(2)).map_or("", |m| m.as_str());
-            e.d2h_validate_fail.0.get_or_insert_with(|| why.to_string());
+            let why = match (c.get(1), c.get(2)) {
+                (Some(api), Some(why)) => format!("{}: {}", api.as_str(), why.as_str()),
+                (None, Some(why)) => why.as_str().to_string(),
+                _ => s(c, 3),
+            };
+            e.d2h_validate_fail.0.get_or_insert(why);
         },
     ),
     (
@@ -387,12 +514,14 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
     ),
     // ROCm runtime (§2j)
     (
-        r"Memory access fault by GPU node-(\d+)(?: \(Agent handle: 0x[0-9a-fA-F]+\))? on address (0x[0-9a-fA-F]+) ?(\(may not be exact address\))?\.\s*Reason: (.*?)\.?\s*$",
+        // `%p` of a null pointer prints `(nil)` (glibc); the `%s` after the
+        // address is empty or `(may not be exact address)`, no space between
+        r"Memory access fault by GPU node-(\d+)(?: \(Agent handle: (?:0x[0-9a-fA-F]+|\(nil\))\))? on address (0x[0-9a-fA-F]+|\(nil\)) ?(\(may not be exact address\))?\.\s*Reason: (.*?)\.?\s*$",
         true,
         |c, _, e, _| {
             e.memory_fault.get_or_insert_with(|| MemoryFault {
                 node: c[1].parse().unwrap_or(0),
-                address: s(c, 2),
+                address: pointer(&c[2]),
                 inexact: c.get(3).is_some(),
                 reason: s(c, 4),
             });
@@ -473,7 +602,27 @@ static WATCHDOG_AT: LazyLock<Regex> = LazyLock::new(|| {
         .expect("compiles")
 });
 static FAULT_ADDR: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"faulting addr: (0x[0-9a-fA-F]+)").expect("compiles"));
+    LazyLock::new(|| Regex::new(r"faulting addr: (0x[0-9a-fA-F]+|\(nil\))").expect("compiles"));
+static GUARD_KERNEL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^kernel #\d+ "(.*)" ran past"#).expect("compiles"));
+static FREE_MEM: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"Available Free mem : (\d+) MB").expect("compiles"));
+
+/// A printed `%p`: glibc's `(nil)` is address 0.
+fn pointer(p: &str) -> String {
+    if p == "(nil)" {
+        "0x0".into()
+    } else {
+        p.to_string()
+    }
+}
+
+fn add_loaded(e: &mut Evidence, label: &str, value: &str) {
+    let entry = (label.to_string(), value.trim().to_string());
+    if e.loaded.len() < LIST_CAP && !e.loaded.contains(&entry) {
+        e.loaded.push(entry);
+    }
+}
 static ABORT_KERNEL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)aborting with error.*\[[^\]]*kernel: ([^\]]+)\]").expect("compiles")
 });
@@ -530,7 +679,7 @@ fn watchdog_line(c: &Captures<'_>, e: &mut Evidence) {
 }
 
 fn fault_error_bracket(inside: &str, e: &mut Evidence) {
-    let addr = FAULT_ADDR.captures(inside).map(|m| s(&m, 1));
+    let addr = FAULT_ADDR.captures(inside).map(|m| pointer(&m[1]));
     let kernel = inside
         .split_once(", kernel: ")
         .or_else(|| inside.strip_prefix("kernel: ").map(|k| ("", k)))
@@ -546,6 +695,11 @@ fn queue_status(code: &str, line: &str, e: &mut Evidence) {
     let hex = STATUS_HEX.captures(line).map(|m| s(&m, 1));
     if abort && e.queue_abort_kernel.is_none() {
         e.queue_abort_kernel = ABORT_KERNEL.captures(line).map(|m| m[1].trim().to_string());
+    }
+    if abort && code == "OUT_OF_RESOURCES" && e.queue_oom.is_none() {
+        e.queue_oom = Some(QueueOom {
+            free_mb: FREE_MEM.captures(line).and_then(|m| m[1].parse().ok()),
+        });
     }
     if let Some(q) = e.queue_statuses.iter_mut().find(|q| q.code == code) {
         q.abort |= abort;

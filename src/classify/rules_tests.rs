@@ -389,7 +389,7 @@ fn summary_block_and_verdict() {
             pass: 3,
             within_tol: Some(1),
             fail: 0,
-            skipped: 0
+            skipped: Some(0)
         })
     );
     assert_eq!(e.verdict, Some(true));
@@ -626,4 +626,176 @@ fn complete_yes_no_still_needs_a_word_boundary() {
     let e = feed(&["Complete:  no (torn record discarded)"]);
     assert_eq!(e.info.complete, Some(false));
     assert!(e.info.torn);
+}
+
+// ---- reference/playback-output.md §10 -------------------------------------
+
+#[test]
+fn rocr_nil_addresses_read_as_zero() {
+    let e = feed(&["Memory access fault by GPU node-3 (Agent handle: (nil)) on address (nil)(may not be exact address). Reason: Page not present or supervisor privilege."]);
+    let m = e.memory_fault.unwrap();
+    assert_eq!((m.node, m.address.as_str(), m.inexact), (3, "0x0", true));
+    let b = feed(&["Memory Fault Error [GPU index: 0, faulting addr: (nil), kernel: k]"]);
+    assert_eq!(b.fault_error, Some((Some("0x0".into()), Some("k".into()))));
+}
+
+#[test]
+fn null_argument_lines() {
+    let e = feed(&[
+        "[HRR] 'vector_add' arg[2]: recorded 0x7f0000400000 is in no known allocation — passing null so it faults at first use",
+        "[HRR] 'saxpy' arg[0]: recorded 0x1234 is in no known allocation — passing null so it faults at first use",
+    ]);
+    assert_eq!(e.null_args_total, 2);
+    let a = &e.null_args[0];
+    assert_eq!(
+        (a.kernel.as_str(), a.arg, a.address.as_str()),
+        ("vector_add", 2, "0x7f0000400000")
+    );
+    assert_eq!(e.replay_lines, 2);
+}
+
+#[test]
+fn out_of_resources_abort_keeps_free_memory_and_kernel() {
+    let e = feed(&["Callback: Queue 0x70e817200000 Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources. Code: 0x1008 Available Free mem : 512 MB [GPU index: 1, kernel: big]"]);
+    assert_eq!(e.queue_oom, Some(QueueOom { free_mb: Some(512) }));
+    assert_eq!(e.queue_abort_kernel.as_deref(), Some("big"));
+    assert_eq!(e.oom, None, "not an allocation OOM line");
+    let warn = feed(&["Warning: Queue error - HSA_STATUS_ERROR_OUT_OF_RESOURCES"]);
+    assert_eq!(warn.queue_oom, None, "a warning is no abort");
+}
+
+#[test]
+fn not_found_records_the_launch_lines_before_it() {
+    let e = feed(&[
+        r#"[HRR launch] seq=28 kernel=1 launch=MOD grid=[64,1,1] block=[64,1,1] shared=0 args=2 snapshots=0 name="fill_ones""#,
+        "[HRR] Kernel 'gone' not found in any loaded module",
+    ]);
+    assert_eq!(e.launch_lines, 1);
+    assert_eq!(e.not_found, Some(("gone".into(), 1)));
+    let l = feed(&["[HRR] Kernel 'k' launch error: 98 (invalid device function) func=0x0 grid=[1,1,1] block=[1,1,1]"]);
+    assert_eq!(l.not_found, None);
+    assert!(l.launch_error.is_some());
+}
+
+#[test]
+fn sync_errors_name_their_api() {
+    let e = feed(&[
+        "[HRR] hipStreamSynchronize error 700 (an illegal memory access was encountered)",
+        "[HRR] Fatal: aborting replay after error in hipStreamSynchronize",
+    ]);
+    let s = e.sync_error.unwrap();
+    assert_eq!(
+        (s.api.as_str(), s.code, s.end_of_pass),
+        ("hipStreamSynchronize", Some(700), false)
+    );
+    let p = feed(&[
+        "[HRR] Fatal: hipDeviceSynchronize after pass failed: 719 (unspecified launch failure)",
+    ]);
+    assert!(p.sync_error.unwrap().end_of_pass);
+    let bare = feed(&["[HRR] Fatal: aborting replay after error in hipDeviceSynchronize"]);
+    assert_eq!(bare.sync_error.unwrap().api, "hipDeviceSynchronize");
+}
+
+#[test]
+fn cause_lines_keep_the_first() {
+    use crate::finding::CauseKind as K;
+    for (line, kind) in [
+        ("[HRR] hipGraphAddKernelNode: not reconstructable at replay, so the call is skipped and the graph it belongs to is marked incomplete; …", K::GraphIncomplete),
+        ("[HRR] hipGraphInstantiate: graph 0x7f00 is missing nodes this replay could not reconstruct (2). Refusing to instantiate it", K::GraphIncomplete),
+        ("[HRR] hipMemCreate: the recording allocated on device 1 and this replay has 1 device(s)", K::DeviceCount),
+        ("[HRR] Failed to load code object /a/code_objects/x.hsaco: 200 (invalid kernel file)", K::ArchiveIncomplete),
+        ("[HRR] Code object x not found in archive", K::ArchiveIncomplete),
+        ("[HRR] H2D blob 0000000000000001000000000000000a not found", K::ArchiveIncomplete),
+        ("[HRR] __hipRegisterFatBinary: blob not found in archive", K::ArchiveIncomplete),
+        (r#"[HRR] GUARD FAULT: kernel #2 "k" ran past the end of a guarded block (sync=0 last=0); 1 block(s) were guarded."#, K::GuardFault),
+        ("[HRR] region OOB: kernel #2 arg[0] past its block", K::RegionOob),
+        ("[HRR] refusing to read /a/blobs/x.blob (5 GiB > --max-file-bytes) (--max-file-bytes)", K::FileCap),
+    ] {
+        let e = feed(&[line, "[HRR] Code object later not found in archive"]);
+        let c = e.cause.unwrap_or_else(|| panic!("no cause: {line}"));
+        assert_eq!(c.cause.kind, kind, "{line}");
+        assert_eq!(c.cause.detail, &line["[HRR] ".len()..]);
+    }
+    let d = feed(&[
+        "[HRR] hipMemCreate: the recording allocated on device 2 and this replay has 1 device(s)",
+    ]);
+    assert_eq!(d.cause.unwrap().devices, Some((2, 1)));
+    let g = feed(&[
+        r#"[HRR] GUARD FAULT: kernel #2 "k" ran past the end of a guarded block (sync=0 last=0)"#,
+    ]);
+    assert_eq!(
+        (g.guard_fault_seen, g.guard_fault_kernel.as_deref()),
+        (true, Some("k"))
+    );
+    let n = feed(&["[HRR] hipGraphAddKernelNode: not reconstructable at replay, so the call is skipped and the graph it belongs to is marked incomplete"]);
+    assert!(n.noop_apis.contains("hipGraphAddKernelNode"));
+}
+
+#[test]
+fn device_and_runtime_lines() {
+    let e = feed(&[
+        "[HRR]         : /before/any/runtime/line.so",
+        "[HRR] Device  : AMD Instinct MI300X (gfx942:sramecc+:xnack-)",
+        "[HRR] Runtime : /opt/rocm/lib/libamd_comgr.so.3",
+        "[HRR]         : /opt/rocm/lib/libamdhip64.so.7",
+        "[HRR] Mode    : single-threaded",
+        "[HRR]   Kernels launched: 5",
+    ]);
+    assert_eq!(
+        e.loaded,
+        [
+            (
+                "Device".into(),
+                "AMD Instinct MI300X (gfx942:sramecc+:xnack-)".into()
+            ),
+            ("Runtime".into(), "/opt/rocm/lib/libamd_comgr.so.3".into()),
+            ("Runtime".into(), "/opt/rocm/lib/libamdhip64.so.7".into()),
+        ]
+    );
+    // `Device :` with one space is not the player's line
+    assert!(feed(&["[HRR] Device : x"]).loaded.is_empty());
+}
+
+#[test]
+fn d2h_summary_forms_and_prefixed_validate_lines() {
+    let old = feed(&["[HRR]   D2H checks     : 4 pass, 1 fail"]);
+    assert_eq!(
+        old.d2h_summary,
+        Some(D2hSummary {
+            pass: 4,
+            within_tol: None,
+            fail: 1,
+            skipped: None
+        })
+    );
+    let mid = feed(&["[HRR]   D2H checks     : 4 pass, 1 fail, 2 skipped"]);
+    assert_eq!(mid.d2h_summary.unwrap().skipped, Some(2));
+    let v = feed(&[
+        "[HRR] hipMemcpy3D D2H validate FAIL: expected blob not found in archive",
+        "[HRR] D2H validate FAIL: src 0x7f00 not mapped — pointer translation bug",
+    ]);
+    assert_eq!(
+        v.d2h_validate_fail,
+        (
+            Some("hipMemcpy3D: expected blob not found in archive".into()),
+            2
+        )
+    );
+    // a `D2H FAIL seq=` line is not a validate line
+    let f = feed(&["[HRR] DtoH D2H FAIL seq=400 (exact): 64 bytes, 64/64 bytes differ, first@0 (got 0x01 exp 0x00)"]);
+    assert_eq!((f.d2h_fail_lines, f.d2h_validate_fail.1), (1, 0));
+}
+
+#[test]
+fn compacted_names_complete_their_launch() {
+    let full = format!("{}{}", "K".repeat(110), "_tail_of_the_kernel_name");
+    let short = super::super::names::compact(&full).into_owned();
+    let e = feed(&[
+        &format!(
+            r#"[HRR launch] seq=5 kernel=1 launch=MOD grid=[1,1,1] block=[1,1,1] shared=0 args=0 snapshots=0 name="{short}""#
+        ),
+        &format!("[HRR] Kernel '{full}' OK"),
+    ]);
+    assert!(e.last_launch.unwrap().completed);
+    assert!(e.launch_sync_seen);
 }
