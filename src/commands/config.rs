@@ -28,12 +28,12 @@ pub fn run(ctx: &Context, cmd: &ConfigCmd) -> anyhow::Result<i32> {
             }
             for s in &ctx.config.project().skipped {
                 let line = format!("{} ({})", s.dir.display(), s.why);
-                println!(
-                    "{:<9} {:<8} {}",
+                crate::ui::print(format!(
+                    "{:<9} {:<8} {}\n",
                     "project",
                     "skipped",
                     crate::error::single_line(&line)
-                );
+                ))?;
             }
             Ok(0)
         }
