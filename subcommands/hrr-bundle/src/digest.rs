@@ -61,7 +61,8 @@ pub fn hash_stream<R: Read>(reader: R, on_read: impl FnMut(u64)) -> io::Result<(
 }
 
 /// Lowercase hex of `bytes`.
-fn hex(bytes: &[u8]) -> String {
+/// Lowercase hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut out = String::with_capacity(bytes.len() * 2);
     for b in bytes {

@@ -8,6 +8,7 @@
 mod cli;
 mod collect;
 mod digest;
+mod hash_thread;
 mod hrr;
 mod manifest;
 mod output;

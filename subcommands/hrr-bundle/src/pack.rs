@@ -1,8 +1,9 @@
-//! `hrr bundle <archive>`: one pass over the files. Each is read once,
-//! hashed as it streams into the tar, and compressed by zstd's worker
-//! threads while the next bytes are read and hashed; `BUNDLE.json`, which
-//! lists every file's size and SHA-256, is the last entry (layout 2).
-//! Memory stays bounded: nothing is read whole.
+//! `hrr bundle <archive>`: one pass over the files. Each is read once, in
+//! large chunks that a hashing thread digests while zstd's worker threads
+//! compress them; `hrr archive info` summarises the archive meanwhile.
+//! `BUNDLE.json`, which lists every file's size and SHA-256 and holds that
+//! summary, is the last entry (layout 2). Memory stays bounded: nothing is
+//! read whole.
 
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -13,7 +14,8 @@ use anyhow::{anyhow, bail, Context as _};
 
 use crate::cli::PackArgs;
 use crate::collect::{archive_items, input_item, Item, Source};
-use crate::digest::{HashingReader, BUF_SIZE};
+use crate::digest::BUF_SIZE;
+use crate::hash_thread::HashThread;
 use crate::hrr::Hrr;
 use crate::manifest::{
     ArchiveSource, BundleManifest, FileRecord, Generator, Role, Skipped, Totals, MANIFEST_NAME,
@@ -50,7 +52,6 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
     }
 
     let hrr = Hrr::from_env();
-    let archive_info = hrr.archive_info(&archive, &ui)?;
     if args.triage {
         inputs.push(Item {
             path: "finding/finding.json".to_string(),
@@ -69,20 +70,22 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
 
     let header = ManifestHeader {
         created: now,
-        archive: ArchiveSource {
-            source_path: archive.display().to_string(),
-            bundle_path: bundle_dir,
-            kind: archive_info
-                .get("kind")
-                .and_then(|k| k.as_str())
-                .map(str::to_owned),
-        },
+        source_path: archive.display().to_string(),
+        bundle_path: bundle_dir,
         skipped,
-        archive_info,
     };
     let sink = target.sink()?;
-    let manifest = write_bundle(sink.file(), header, &items, &ui)
-        .with_context(|| format!("cannot write bundle {}", target.path.display()))?;
+    let manifest = std::thread::scope(|scope| {
+        // hrr reads events.bin too: it runs beside the packing, and only
+        // BUNDLE.json, written last, needs what it says.
+        let info = scope.spawn(|| hrr.archive_info(&archive, &ui));
+        let archive_info = || {
+            info.join()
+                .unwrap_or_else(|_| Err(anyhow!("the hrr archive info thread failed")))
+        };
+        write_bundle(sink.file(), header, &items, &ui, archive_info)
+    })
+    .with_context(|| format!("cannot write bundle {}", target.path.display()))?;
     target.commit(sink)?;
     println!("{}", target.path.display());
     ui.status(&format!(
@@ -94,22 +97,25 @@ pub fn run(args: &PackArgs) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// What `BUNDLE.json` says besides the files, known before they are packed.
+/// What `BUNDLE.json` says besides the files and the summary, known before
+/// they are packed.
 struct ManifestHeader {
     created: SystemTime,
-    archive: ArchiveSource,
+    source_path: String,
+    bundle_path: String,
     skipped: Vec<Skipped>,
-    archive_info: serde_json::Value,
 }
 
-/// Writes every item, then `BUNDLE.json` listing them, into `out` as tar +
-/// zstd (one worker thread per core, with the zstd frame checksum, so
+/// Writes every item, then `BUNDLE.json` listing them with the archive's
+/// summary (`archive_info`, asked for once the files are in), into `out` as
+/// tar + zstd (one worker thread per core, with the zstd frame checksum, so
 /// `verify` also catches a damaged stream). Returns the manifest written.
 fn write_bundle(
     out: &File,
     header: ManifestHeader,
     items: &[Item],
     ui: &Ui,
+    archive_info: impl FnOnce() -> anyhow::Result<serde_json::Value>,
 ) -> anyhow::Result<BundleManifest> {
     let mut encoder = zstd::Encoder::new(BufWriter::with_capacity(BUF_SIZE, out), ZSTD_LEVEL)?;
     encoder.include_checksum(true)?;
@@ -120,12 +126,13 @@ fn write_bundle(
 
     let expected: u64 = items.iter().map(Item::size_now).sum();
     let bar = ui.progress(expected, "packing");
+    let hasher = HashThread::start()?;
     let mut files = Vec::with_capacity(items.len());
     for item in items {
         let (size, sha256) = match &item.source {
-            Source::File(path) => copy_file(&mut tar, &item.path, path, &bar)?,
+            Source::File(path) => copy_file(&mut tar, &hasher, &item.path, path, &bar)?,
             Source::Bytes(bytes) => {
-                let mut reader = HashingReader::new(&bytes[..], |n| bar.inc(n));
+                let mut reader = hasher.tee(&bytes[..], |n| bar.inc(n));
                 append(
                     &mut tar,
                     &item.path,
@@ -133,7 +140,7 @@ fn write_bundle(
                     created,
                     &mut reader,
                 )?;
-                reader.finish()
+                reader.finish()?
             }
         };
         files.push(FileRecord {
@@ -145,6 +152,7 @@ fn write_bundle(
     }
     bar.finish_and_clear();
 
+    let archive_info = archive_info()?;
     let manifest = BundleManifest {
         schema_version: SCHEMA_VERSION,
         generator: Generator {
@@ -152,11 +160,18 @@ fn write_bundle(
             version: env!("CARGO_PKG_VERSION").to_string(),
         },
         created_utc: humantime::format_rfc3339_seconds(header.created).to_string(),
-        archive: header.archive,
+        archive: ArchiveSource {
+            source_path: header.source_path,
+            bundle_path: header.bundle_path,
+            kind: archive_info
+                .get("kind")
+                .and_then(|k| k.as_str())
+                .map(str::to_owned),
+        },
         totals: Totals::of(&files),
         files,
         skipped: header.skipped,
-        archive_info: header.archive_info,
+        archive_info,
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     append(
@@ -179,6 +194,7 @@ fn write_bundle(
 /// opened (something writes to the archive) is an error.
 fn copy_file<W: Write>(
     tar: &mut tar::Builder<W>,
+    hasher: &HashThread,
     name: &str,
     path: &Path,
     bar: &indicatif::ProgressBar,
@@ -189,10 +205,10 @@ fn copy_file<W: Write>(
         .with_context(|| format!("cannot read {}", path.display()))?;
     let size = meta.len();
     let mtime = meta.modified().map(mtime_of).unwrap_or(0);
-    let mut reader = HashingReader::new(file.take(size), |n| bar.inc(n));
+    let mut reader = hasher.tee(file.take(size), |n| bar.inc(n));
     append(tar, name, size, mtime, &mut reader)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let (read, sha256) = reader.finish();
+    let (read, sha256) = reader.finish()?;
     if read != size {
         bail!(
             "{} changed while it was being bundled; bundle an archive nothing is writing to",
