@@ -99,10 +99,7 @@ fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
             Err(format!("the bundle is empty: no {MANIFEST_NAME}"))
         }
         None => Err(format!("no {MANIFEST_NAME} entry: not an hrr bundle")),
-        Some((at, manifest)) => manifest.map(|m| {
-            problems.extend(misplaced(&m, at, count));
-            m
-        }),
+        Some((at, manifest)) => manifest.inspect(|m| problems.extend(misplaced(m, at, count))),
     };
     let manifest = match manifest {
         Ok(m) => m,
