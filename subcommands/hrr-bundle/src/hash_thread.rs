@@ -1,7 +1,8 @@
 //! SHA-256 on a thread of its own, fed the chunks a file is packed from, so
 //! hashing runs beside reading and compression instead of after them.
+//! Chunks are large (1 MiB) so each costs one read and one write.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -64,18 +65,50 @@ impl HashThread {
             .ok_or_else(|| io::Error::other("the hashing thread stopped"))
     }
 
-    /// A reader of `inner` whose bytes are also hashed here, read in large
-    /// chunks; `on_read(n)` is called for each chunk.
-    pub fn tee<'a, R: Read, F: FnMut(u64)>(&'a self, inner: R, on_read: F) -> Tee<'a, R, F> {
-        Tee {
-            hasher: self,
-            inner,
-            chunk: Arc::from(Vec::new()),
-            pos: 0,
-            bytes: 0,
-            on_read,
+    /// Copies `inner` to `out` in large chunks, each also hashed on this
+    /// thread meanwhile; `on_read(n)` is called for each chunk. Returns the
+    /// bytes copied and their SHA-256 (lowercase hex).
+    pub fn copy(
+        &self,
+        mut inner: impl Read,
+        out: &mut impl Write,
+        mut on_read: impl FnMut(u64),
+    ) -> io::Result<(u64, String)> {
+        let mut bytes = 0;
+        loop {
+            let chunk = read_chunk(&mut inner)?;
+            if chunk.is_empty() {
+                break;
+            }
+            bytes += chunk.len() as u64;
+            on_read(chunk.len() as u64);
+            let chunk: Arc<[u8]> = Arc::from(chunk);
+            self.send(Message::Bytes(Arc::clone(&chunk)))?;
+            out.write_all(&chunk)?;
+        }
+        self.send(Message::End)?;
+        let digest = self
+            .digests
+            .recv()
+            .map_err(|_| io::Error::other("the hashing thread stopped"))?;
+        Ok((bytes, digest))
+    }
+}
+
+/// The next [`CHUNK`] bytes of `inner`, fewer only at its end.
+fn read_chunk(inner: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; CHUNK];
+    let mut filled = 0;
+    while filled < CHUNK {
+        match inner.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
+    buf.truncate(filled);
+    Ok(buf)
 }
 
 impl Drop for HashThread {
@@ -84,64 +117,6 @@ impl Drop for HashThread {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-    }
-}
-
-/// The reader [`HashThread::tee`] makes.
-pub struct Tee<'a, R, F> {
-    hasher: &'a HashThread,
-    inner: R,
-    chunk: Arc<[u8]>,
-    pos: usize,
-    bytes: u64,
-    on_read: F,
-}
-
-impl<R: Read, F: FnMut(u64)> Tee<'_, R, F> {
-    /// Bytes read and their SHA-256 (lowercase hex).
-    pub fn finish(self) -> io::Result<(u64, String)> {
-        self.hasher.send(Message::End)?;
-        let digest = self
-            .hasher
-            .digests
-            .recv()
-            .map_err(|_| io::Error::other("the hashing thread stopped"))?;
-        Ok((self.bytes, digest))
-    }
-
-    /// The next chunk of `inner`, as full as it gets; empty at its end.
-    fn refill(&mut self) -> io::Result<()> {
-        let mut buf = vec![0u8; CHUNK];
-        let mut filled = 0;
-        while filled < CHUNK {
-            match self.inner.read(&mut buf[filled..]) {
-                Ok(0) => break,
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        buf.truncate(filled);
-        self.chunk = Arc::from(buf);
-        self.pos = 0;
-        if filled > 0 {
-            self.bytes += filled as u64;
-            (self.on_read)(filled as u64);
-            self.hasher.send(Message::Bytes(Arc::clone(&self.chunk)))?;
-        }
-        Ok(())
-    }
-}
-
-impl<R: Read, F: FnMut(u64)> Read for Tee<'_, R, F> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        if self.pos == self.chunk.len() {
-            self.refill()?;
-        }
-        let n = out.len().min(self.chunk.len() - self.pos);
-        out[..n].copy_from_slice(&self.chunk[self.pos..self.pos + n]);
-        self.pos += n;
-        Ok(n)
     }
 }
 
@@ -156,18 +131,8 @@ mod tests {
         let big: Vec<u8> = (0..3 * CHUNK + 77).map(|i| (i * 31 % 251) as u8).collect();
         for data in [&b""[..], b"abc", &big[..]] {
             let mut seen = 0;
-            let mut tee = hasher.tee(data, |n| seen += n);
             let mut copy = Vec::new();
-            // Small reads, as tar's copy makes them.
-            let mut buf = [0u8; 8192];
-            loop {
-                let n = tee.read(&mut buf).unwrap();
-                if n == 0 {
-                    break;
-                }
-                copy.extend_from_slice(&buf[..n]);
-            }
-            let (size, sha) = tee.finish().unwrap();
+            let (size, sha) = hasher.copy(data, &mut copy, |n| seen += n).unwrap();
             assert_eq!(copy, data);
             assert_eq!(seen, data.len() as u64);
             assert_eq!((size, sha), hash_stream(data, |_| {}).unwrap());

@@ -20,6 +20,7 @@ mod term;
 #[allow(dead_code)]
 mod user_input;
 mod verify;
+mod writeback;
 
 use std::ffi::OsString;
 

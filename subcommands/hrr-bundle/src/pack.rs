@@ -23,6 +23,7 @@ use crate::manifest::{
 };
 use crate::output::{default_name, protected_dir, resolve_archive, Target};
 use crate::term::Ui;
+use crate::writeback::Writeback;
 
 /// zstd level: fast enough to keep up with a disk, and archives of GPU
 /// buffers compress well already at this level (`zstd`'s default, as in
@@ -117,7 +118,10 @@ fn write_bundle(
     ui: &Ui,
     archive_info: impl FnOnce() -> anyhow::Result<serde_json::Value>,
 ) -> anyhow::Result<BundleManifest> {
-    let mut encoder = zstd::Encoder::new(BufWriter::with_capacity(BUF_SIZE, out), ZSTD_LEVEL)?;
+    let mut encoder = zstd::Encoder::new(
+        BufWriter::with_capacity(BUF_SIZE, Writeback::new(out)),
+        ZSTD_LEVEL,
+    )?;
     encoder.include_checksum(true)?;
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     encoder.multithread(u32::try_from(workers).unwrap_or(1))?;
@@ -132,15 +136,10 @@ fn write_bundle(
         let (size, sha256) = match &item.source {
             Source::File(path) => copy_file(&mut tar, &hasher, &item.path, path, &bar)?,
             Source::Bytes(bytes) => {
-                let mut reader = hasher.tee(&bytes[..], |n| bar.inc(n));
-                append(
-                    &mut tar,
-                    &item.path,
-                    bytes.len() as u64,
-                    created,
-                    &mut reader,
-                )?;
-                reader.finish()?
+                entry_header(&mut tar, &item.path, bytes.len() as u64, created)?;
+                let copied = hasher.copy(&bytes[..], tar.get_mut(), |n| bar.inc(n))?;
+                pad(&mut tar, copied.0)?;
+                copied
             }
         };
         files.push(FileRecord {
@@ -174,13 +173,9 @@ fn write_bundle(
         archive_info,
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
-    append(
-        &mut tar,
-        MANIFEST_NAME,
-        json.len() as u64,
-        created,
-        &json[..],
-    )?;
+    entry_header(&mut tar, MANIFEST_NAME, json.len() as u64, created)?;
+    tar.get_mut().write_all(&json)?;
+    pad(&mut tar, json.len() as u64)?;
 
     let encoder = tar.into_inner()?;
     let mut writer = encoder.finish()?;
@@ -205,10 +200,11 @@ fn copy_file<W: Write>(
         .with_context(|| format!("cannot read {}", path.display()))?;
     let size = meta.len();
     let mtime = meta.modified().map(mtime_of).unwrap_or(0);
-    let mut reader = hasher.tee(file.take(size), |n| bar.inc(n));
-    append(tar, name, size, mtime, &mut reader)
+    entry_header(tar, name, size, mtime)?;
+    let (read, sha256) = hasher
+        .copy(file.take(size), tar.get_mut(), |n| bar.inc(n))
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let (read, sha256) = reader.finish()?;
+    pad(tar, read)?;
     if read != size {
         bail!(
             "{} changed while it was being bundled; bundle an archive nothing is writing to",
@@ -218,13 +214,16 @@ fn copy_file<W: Write>(
     Ok((read, sha256))
 }
 
-/// Appends one regular file entry (mode 0644, owner 0:0, GNU long names).
-fn append<W: Write>(
+/// Writes the header of one regular file entry of `size` bytes (mode 0644,
+/// owner 0:0, a GNU long-name entry before it when the path needs one); the
+/// caller writes the content and then [`pad`]s it. The tar crate writes the
+/// header and copies nothing (its copy moves 8 KiB at a time; the content
+/// goes to the compressor in 1 MiB writes instead).
+fn entry_header<W: Write>(
     tar: &mut tar::Builder<W>,
     path: &str,
     size: u64,
     mtime: u64,
-    data: impl Read,
 ) -> std::io::Result<()> {
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(tar::EntryType::Regular);
@@ -233,7 +232,13 @@ fn append<W: Write>(
     header.set_uid(0);
     header.set_gid(0);
     header.set_mtime(mtime);
-    tar.append_data(&mut header, path, data)
+    tar.append_data(&mut header, path, std::io::empty())
+}
+
+/// Zeros after `written` bytes of content, up to the next 512-byte block.
+fn pad<W: Write>(tar: &mut tar::Builder<W>, written: u64) -> std::io::Result<()> {
+    let rest = (512 - written % 512) % 512;
+    tar.get_mut().write_all(&[0u8; 512][..rest as usize])
 }
 
 fn mtime_of(t: SystemTime) -> u64 {
