@@ -287,3 +287,13 @@ fn a_workflow_replay_log_on_a_device_node_leaves_the_node_alone() {
         "the node was made private"
     );
 }
+
+/// `-o` onto a device that is full (`/dev/full` is written through, as any
+/// character device) is one error line naming the full disk, and exit 1.
+#[test]
+fn a_finding_written_to_a_full_device_names_the_full_disk() {
+    let sb = Sandbox::new();
+    let out = classify_to(&sb, Path::new("/dev/full"));
+    assert_refused(&out, "the disk it is written to is full");
+    assert!(file_type(Path::new("/dev/full")).is_char_device());
+}
