@@ -185,7 +185,7 @@ fn read_content<R: Read>(entry: tar::Entry<'_, R>) -> io::Result<Content> {
     let path = entry_path(&entry);
     let kind = entry.header().entry_type();
     let (size, sha256) = if kind == tar::EntryType::Regular {
-        hash_stream(entry, |_| {})?
+        hash_stream(entry)?
     } else {
         (0, String::new())
     };
