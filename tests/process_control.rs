@@ -371,25 +371,29 @@ fn sigkill_of_hrr_during_a_docker_replay_kills_the_container_and_the_client() {
     );
 }
 
+/// `hrr run x.lua` in the background with `workflow` as its text, its
+/// stdout and stderr made by `stdio`.
+fn spawn_workflow(sb: &Sandbox, workflow: &str, stdio: fn() -> Stdio) -> Child {
+    let lua = sb.write("x.lua", workflow);
+    let mut cmd = sb.hrr_process();
+    cmd.arg("run").arg(&lua).stdout(stdio()).stderr(stdio());
+    common::default_signals(&mut cmd).spawn().unwrap()
+}
+
 #[test]
 fn an_hrr_exec_program_tree_ends_with_hrr_on_ctrl_c_and_on_sigkill() {
     for signal in [Signal::SIGINT, Signal::SIGKILL] {
         let sb = Sandbox::new();
         let pids = sb.path().join("pids");
         let program = hostile(sb.path(), "program", &pids);
-        let lua = sb.write(
-            "x.lua",
+        let hrr = spawn_workflow(
+            &sb,
             &format!(
                 "hrr.exec({{'{}'}}, {{timeout = '300s'}})\n",
                 program.display()
             ),
+            Stdio::null,
         );
-        let mut cmd = sb.hrr_process();
-        cmd.arg("run")
-            .arg(&lua)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let hrr = common::default_signals(&mut cmd).spawn().unwrap();
         let started = hostile_pids(&pids);
         kill_hrr(hrr, signal);
         assert_all_end(&started, &format!("hrr.exec after {signal}"));
@@ -435,19 +439,11 @@ fn a_daemon_an_hrr_exec_program_leaves_behind_ends_with_it_and_its_output_is_kep
             pids.display()
         ),
     );
-    let lua = sb.write(
-        "x.lua",
-        &format!(
-            "local r = hrr.exec({{'{}'}}, {{timeout = '60s'}})\nhrr.out(r.stdout .. 'status ' .. r.status)\n",
-            program.display()
-        ),
+    let hrr = spawn_workflow(
+        &sb,
+        &format!("local r = hrr.exec({{'{}'}}, {{timeout = '60s'}})\nhrr.out(r.stdout .. 'status ' .. r.status)\n", program.display()),
+        Stdio::piped,
     );
-    let mut cmd = sb.hrr_process();
-    cmd.arg("run")
-        .arg(&lua)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let hrr = common::default_signals(&mut cmd).spawn().unwrap();
     let out = common::wait_bounded(hrr, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
@@ -519,19 +515,11 @@ fn an_hrr_exec_timeout_stops_the_descendants_that_left_the_programs_group() {
     let sb = Sandbox::new();
     let pids = sb.path().join("pids");
     let program = hostile(sb.path(), "program", &pids);
-    let lua = sb.write(
-        "x.lua",
-        &format!(
-            "local r = hrr.exec({{'{}'}}, {{timeout = '2s'}})\nhrr.out(tostring(r.timed_out) .. ' ' .. r.signal)\n",
-            program.display()
-        ),
+    let hrr = spawn_workflow(
+        &sb,
+        &format!("local r = hrr.exec({{'{}'}}, {{timeout = '2s'}})\nhrr.out(tostring(r.timed_out) .. ' ' .. r.signal)\n", program.display()),
+        Stdio::piped,
     );
-    let mut cmd = sb.hrr_process();
-    cmd.arg("run")
-        .arg(&lua)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let hrr = common::default_signals(&mut cmd).spawn().unwrap();
     let started = hostile_pids(&pids);
     let out = common::wait_bounded(hrr, Duration::from_secs(60));
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
