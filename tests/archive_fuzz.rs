@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use hrr::archive::decode::Events;
+use hrr::archive::event_stream::Events;
 use hrr::archive::summarize;
 use hrr_testkit::archive::{Manifest, ProcessArchive};
 use hrr_testkit::events::{api, Arg, EventsFile, Launch, Snapshot};

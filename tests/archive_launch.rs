@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use hrr::archive::decode::Events;
+use hrr::archive::event_stream::Events;
 use hrr::archive::{summarize, ArchiveSummary};
 use hrr_testkit::archive::ProcessArchive;
 use hrr_testkit::events::{api, fnv1a128, hash_name, kind, Arg, EventsFile, Launch};

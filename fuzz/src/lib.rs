@@ -18,11 +18,12 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use hrr::archive::apis::{id, LAUNCH_IDS};
-use hrr::archive::decode::Events;
-use hrr::archive::events::RecordReader;
-use hrr::archive::fixed::{self, Payload};
-use hrr::archive::{self, manifest, report, Info};
+use hrr::archive::event_stream::Events;
+use hrr::archive::format::apis::{id, LAUNCH_IDS};
+use hrr::archive::format::framing::RecordReader;
+use hrr::archive::format::manifest;
+use hrr::archive::format::payloads::{self, Payload};
+use hrr::archive::{self, report, Info};
 use hrr::classify::{ArchiveFacts, Classifier};
 use hrr::config::{schema, Config};
 use hrr::finding::Finding;
@@ -194,7 +195,7 @@ pub fn launch_payload(data: &[u8]) {
         let Some(rec) = record(event_type, seq, data) else {
             return;
         };
-        consume(fixed::decode(Some(event_type), &rec));
+        consume(payloads::decode(Some(event_type), &rec));
         stream.extend(rec);
         seq += 1;
     }

@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::manifest::ProcessState;
-use super::summary::{ArchiveSummary, FileRefs, RootListing};
+use crate::archive::format::manifest::ProcessState;
+use crate::archive::summary::document::{ArchiveSummary, FileRefs, RootListing};
 
 /// An archive-controlled string made safe for one line of a terminal:
 /// control characters, newlines and tabs shown as escapes.

@@ -5,7 +5,9 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::{anyhow, bail};
 
-use crate::archive::{self, apis::ApiTable, decode::Events, report, Info};
+use crate::archive::event_stream::Events;
+use crate::archive::format::apis::ApiTable;
+use crate::archive::{self, report, Info};
 use crate::cli::{ArchiveCmd, ArchiveEventsArgs, ArchiveInfoArgs, KernelRows};
 use crate::context::Context;
 

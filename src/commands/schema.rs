@@ -5,7 +5,7 @@
 use schemars::generate::{SchemaGenerator, SchemaSettings};
 use schemars::{JsonSchema, Schema};
 
-use crate::archive::decode::DecodedEvent;
+use crate::archive::event_stream::DecodedEvent;
 use crate::archive::Info;
 use crate::cli::SchemaDocument;
 use crate::finding::Finding;

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use mlua::{Lua, Table};
 
 use crate::context::Context;
-use crate::process::{self, ExecOptions};
+use crate::subprocess::{self, ExecOptions};
 
 /// Registers `hrr.exec`.
 pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> {
@@ -14,7 +14,7 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
         "exec",
         lua.create_function(|lua, (argv, opts): (Vec<String>, Option<Table>)| {
             let opts = options(opts)?;
-            let captured = process::run(&argv, &opts)
+            let captured = subprocess::run(&argv, &opts)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.exec: {e:#}")))?;
             super::to_lua(lua, &captured)
         })?,

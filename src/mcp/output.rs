@@ -10,7 +10,7 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{json, Value};
 
 use super::subprocess::{Finished, Stopped, MAX_STDOUT};
-use crate::archive::decode::DecodedEvent;
+use crate::archive::event_stream::DecodedEvent;
 use crate::cli::SchemaDocument;
 use crate::commands::schema;
 use crate::finding::Finding;

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::context::Context;
 use crate::preflight::smi::is_executable;
-use crate::process::{self, ExecOptions};
+use crate::subprocess::{self, ExecOptions};
 
 /// Time limit of `hrr-playback --version` (it never touches the GPU).
 const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -181,7 +181,7 @@ pub fn version_of(player: &Path) -> anyhow::Result<PlayerVersion> {
         timeout: Some(VERSION_TIMEOUT),
         ..ExecOptions::default()
     };
-    let c = process::run(&argv, &opts)?;
+    let c = subprocess::run(&argv, &opts)?;
     let mut v = parse_version(&c.stdout_text());
     let ended = match (c.timed_out, c.status, c.signal) {
         (true, _, _) => Some(format!("timed out after {}s", VERSION_TIMEOUT.as_secs())),

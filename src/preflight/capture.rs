@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::archive::manifest::ManifestState;
+use crate::archive::format::manifest::ManifestState;
 
 /// What the capture's manifest says about the recording environment.
 #[derive(Clone, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
@@ -81,7 +81,7 @@ impl CaptureFacts {
 /// oversized or invalid manifest, or one without a `metadata` object, gives
 /// facts with `metadata: false` and the reason.
 pub fn read(process_dir: &Path) -> CaptureFacts {
-    match crate::archive::manifest::read(process_dir) {
+    match crate::archive::format::manifest::read(process_dir) {
         ManifestState::Present(v) => from_manifest(&v),
         ManifestState::Missing => {
             legacy("the process has no manifest.json (killed hard, or not finalized)".into())

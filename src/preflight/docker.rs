@@ -11,7 +11,7 @@ use anyhow::bail;
 use super::host::{hip_version_in, HostFacts, HostProbe};
 use super::smi;
 use crate::config::Config;
-use crate::process::{self, Captured, ExecOptions};
+use crate::subprocess::{self, Captured, ExecOptions};
 
 /// Time limit of the GPU/HIP probe container (upstream: 120 s).
 const GPU_PROBE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -352,7 +352,7 @@ fn run_with(args: &[String], sudo: bool, timeout: Duration) -> anyhow::Result<Ca
         vec!["docker".into()]
     };
     argv.extend(args.iter().cloned());
-    process::run(
+    subprocess::run(
         &argv,
         &ExecOptions {
             timeout: Some(timeout),
@@ -370,7 +370,7 @@ fn denied(c: &Captured) -> bool {
 
 fn sudo_works() -> bool {
     let argv = ["sudo", "-n", "true"].map(String::from);
-    process::run(
+    subprocess::run(
         &argv,
         &ExecOptions {
             timeout: Some(Duration::from_secs(10)),

@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::process::{self, ExecOptions};
+use crate::subprocess::{self, ExecOptions};
 
 /// Time limit of one management-tool run (upstream: 30 s).
 pub const SMI_TIMEOUT: Duration = Duration::from_secs(30);
@@ -140,7 +140,7 @@ pub fn probe(search_path: Option<&OsString>, extra_dirs: &[PathBuf]) -> SmiProbe
             tool: Some(tool.to_string()),
             ..SmiProbe::default()
         };
-        match process::run(&argv, &opts) {
+        match subprocess::run(&argv, &opts) {
             Err(e) => out.problem = Some(format!("{tool} could not run: {e:#}")),
             Ok(c) if c.timed_out => {
                 out.problem = Some(format!("{tool} timed out after {}s", SMI_TIMEOUT.as_secs()))

@@ -200,11 +200,11 @@ fn watch(
 /// `docker kill`), then SIGTERM to the group.
 fn begin_stop(launch: &Launch, pgid: Pid) {
     if let Some(argv) = &launch.stop_command {
-        let opts = crate::process::ExecOptions {
+        let opts = crate::subprocess::ExecOptions {
             timeout: Some(STOP_COMMAND_TIMEOUT),
             ..Default::default()
         };
-        let _ = crate::process::run(argv, &opts);
+        let _ = crate::subprocess::run(argv, &opts);
     }
     let _ = killpg(pgid, Signal::SIGTERM);
 }

@@ -192,11 +192,11 @@ fn client(docker: &Path, sudo: Option<&toml::Value>) -> anyhow::Result<Vec<Strin
     let works = |prefix: &[String]| {
         let mut argv = prefix.to_vec();
         argv.push("info".into());
-        let opts = crate::process::ExecOptions {
+        let opts = crate::subprocess::ExecOptions {
             timeout: Some(INFO_TIMEOUT),
             ..Default::default()
         };
-        crate::process::run(&argv, &opts).is_ok_and(|c| c.success())
+        crate::subprocess::run(&argv, &opts).is_ok_and(|c| c.success())
     };
     Ok(match sudo {
         Some(toml::Value::Boolean(true)) => with_sudo,
@@ -221,11 +221,11 @@ fn image_player(prefix: &[String], image: &str, ld: &str) -> anyhow::Result<Stri
             candidate.into(),
             "--version".into(),
         ]);
-        let opts = crate::process::ExecOptions {
+        let opts = crate::subprocess::ExecOptions {
             timeout: Some(PROBE_TIMEOUT),
             ..Default::default()
         };
-        match crate::process::run(&argv, &opts) {
+        match crate::subprocess::run(&argv, &opts) {
             Ok(c) if c.success() => return Ok(candidate.to_string()),
             Ok(c) => {
                 // Docker itself failed: the image was never asked.

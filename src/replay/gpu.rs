@@ -80,11 +80,11 @@ fn probe(ctx: &Context) -> Option<String> {
         "--showmeminfo".into(),
         "vram".into(),
     ];
-    let opts = crate::process::ExecOptions {
+    let opts = crate::subprocess::ExecOptions {
         timeout: Some(PROBE_TIMEOUT),
         ..Default::default()
     };
-    let out = crate::process::run(&argv, &opts).ok()?;
+    let out = crate::subprocess::run(&argv, &opts).ok()?;
     out.success().then(|| out.stdout_text())
 }
 

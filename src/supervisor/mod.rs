@@ -1,5 +1,5 @@
 //! Every program `hrr` starts (the player, natively or under docker, and
-//! each helper run by [`crate::process`]: `hrr.exec`, the host and docker
+//! each helper run by [`crate::subprocess`]: `hrr.exec`, the host and docker
 //! probes) runs under a small supervisor process on Linux, so that none of
 //! it outlives `hrr`, even when `hrr` is killed with SIGKILL.
 //!

@@ -1,5 +1,5 @@
 //! The archive the test player replays, decoded from the process directory
-//! it is given with hrr's own reader (`hrr::archive::decode::Events` for the
+//! it is given with hrr's own reader (`hrr::archive::event_stream::Events` for the
 //! events in replay order, `hrr::archive::summarize` for the counts). Nothing
 //! here is invented: every kernel name, sequence id, grid and count the
 //! player prints comes from the archive. A directory the reader cannot load
@@ -10,9 +10,9 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use hrr::archive::apis::{id, ApiTable};
-use hrr::archive::decode::{DecodedEvent, Events};
-use hrr::archive::events::{
+use hrr::archive::event_stream::{DecodedEvent, Events};
+use hrr::archive::format::apis::{id, ApiTable};
+use hrr::archive::format::framing::{
     FileHeader, Torn, TornReason, EVENTS_MAGIC, EVENT_HEADER_LEN, FILE_HEADER_LEN, MAX_RECORD_BYTES,
 };
 use serde_json::Value;

@@ -18,15 +18,15 @@
 
 use std::io::{self, Read};
 
-use super::events::{
+use crate::archive::format::framing::{
     le_u16, le_u32, le_u64, Torn, TornReason, EVENT_HEADER_LEN, MAX_RECORD_BYTES, TRAILER_LEN,
     TRAILER_MAGIC, TRAILER_TYPE,
 };
-use super::prefetch::prefetch;
+use crate::archive::summary::prefetch::prefetch;
 
 /// What a decoder holds between its turns at a [`Cutter`]: a buffer the
 /// cutter fills, or a window it hands out.
-pub(super) trait Piece: Default {
+pub(in crate::archive) trait Piece: Default {
     /// The event records the piece holds.
     fn records(&self) -> Records<'_>;
     /// Lets go of what can be let go of without the cutter's lock (a
@@ -36,7 +36,7 @@ pub(super) trait Piece: Default {
 
 /// Hands out the records of `events.bin` in pieces, in file order, to the
 /// decoders that share it.
-pub(super) trait Cutter: Send {
+pub(in crate::archive) trait Cutter: Send {
     /// What each decoder holds.
     type Piece: Piece;
     /// Fills `piece` with the next run of whole records holding at least
@@ -114,10 +114,10 @@ impl<'a> Records<'a> {
 /// (playback-output.md §10.7): a tail there that is no whole record ends
 /// the count and is not a torn tail, so it is kept apart
 /// ([`Framing::bytes_after_trailer`]) and never sets [`Framing::torn`].
-pub(super) struct Framing {
+pub(in crate::archive) struct Framing {
     /// Bytes of the stream that follow the data of the next
     /// [`Framing::walk`] (the cutter sets it before each walk).
-    pub(super) unread: u64,
+    pub(in crate::archive) unread: u64,
     torn: Option<Torn>,
     trailer: Option<u64>,
     after_trailer: u64,
@@ -126,7 +126,7 @@ pub(super) struct Framing {
 
 impl Framing {
     /// Framing of a stream of `unread` bytes.
-    pub(super) fn new(unread: u64) -> Framing {
+    pub(in crate::archive) fn new(unread: u64) -> Framing {
         Framing {
             unread,
             torn: None,
@@ -137,29 +137,29 @@ impl Framing {
     }
 
     /// The torn tail, once the stream is exhausted.
-    pub(super) fn torn(&self) -> Option<Torn> {
+    pub(in crate::archive) fn torn(&self) -> Option<Torn> {
         self.torn
     }
 
     /// The first valid trailer's count.
-    pub(super) fn trailer(&self) -> Option<u64> {
+    pub(in crate::archive) fn trailer(&self) -> Option<u64> {
         self.trailer
     }
 
     /// Complete records after the trailer (counted, never decoded).
-    pub(super) fn after_trailer(&self) -> u64 {
+    pub(in crate::archive) fn after_trailer(&self) -> u64 {
         self.after_trailer
     }
 
     /// Bytes after the trailer (and the whole records after it) that form
     /// no whole record, and where they start.
-    pub(super) fn bytes_after_trailer(&self) -> Option<Torn> {
+    pub(in crate::archive) fn bytes_after_trailer(&self) -> Option<Torn> {
         self.tail_after_trailer
     }
 
     /// The walk has ended before the end of the data: a torn tail, or a
     /// partial record after the trailer.
-    pub(super) fn stopped(&self) -> bool {
+    pub(in crate::archive) fn stopped(&self) -> bool {
         self.torn.is_some() || self.tail_after_trailer.is_some()
     }
 
@@ -167,7 +167,12 @@ impl Framing {
     /// [`Framing::unread`] more bytes of the stream), noting where each
     /// event record (one before the trailer) starts in `starts`; returns
     /// where the complete records end.
-    pub(super) fn walk(&mut self, data: &[u8], base: u64, starts: &mut Vec<u32>) -> usize {
+    pub(in crate::archive) fn walk(
+        &mut self,
+        data: &[u8],
+        base: u64,
+        starts: &mut Vec<u32>,
+    ) -> usize {
         let mut pos = 0;
         let mut ahead = 0;
         while pos < data.len() {
@@ -396,9 +401,9 @@ mod tests {
 /// Test helpers shared by the cutters' tests: a seeded generator and the
 /// records and framing outcome a cutter or the record reader sees.
 #[cfg(test)]
-pub(super) mod testing {
+pub(in crate::archive) mod testing {
     use super::*;
-    use crate::archive::events::RecordReader;
+    use crate::archive::format::framing::RecordReader;
 
     /// The event records (offset, length) and the framing outcome (torn,
     /// trailer, records after it) of a stream, for comparing readers.

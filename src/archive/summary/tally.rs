@@ -8,23 +8,23 @@
 
 use rustc_hash::FxHashSet;
 
-use super::apis::{ApiTable, V7_COUNT};
-use super::arg_shapes::ArgShapes;
-use super::blobs::BlobHash;
-use super::chunks::Records;
-use super::events::{le_u16, le_u64, EVENT_HEADER_LEN};
-use super::fixed::{copy, decode, summary_need, Payload, SummaryNeed};
-use super::kernel_table::KernelTable;
-use super::launch::{Launch, PayloadError};
-use super::prefetch::prefetch_lines;
-use super::summary::Problem;
+use crate::archive::format::apis::{ApiTable, V7_COUNT};
+use crate::archive::format::blobs::BlobHash;
+use crate::archive::format::framing::{le_u16, le_u64, EVENT_HEADER_LEN};
+use crate::archive::format::launch::{Launch, PayloadError};
+use crate::archive::format::payloads::{copy, decode, summary_need, Payload, SummaryNeed};
+use crate::archive::summary::arg_shapes::ArgShapes;
+use crate::archive::summary::chunks::Records;
+use crate::archive::summary::document::Problem;
+use crate::archive::summary::kernel_table::KernelTable;
+use crate::archive::summary::prefetch::prefetch_lines;
 
 /// Distinct thread ids tracked.
-pub(super) const MAX_THREADS: usize = 1 << 16;
+pub(in crate::archive) const MAX_THREADS: usize = 1 << 16;
 /// Distinct referenced hashes tracked per kind (blobs, code objects).
-pub(super) const MAX_REFS: usize = 1 << 19;
+pub(in crate::archive) const MAX_REFS: usize = 1 << 19;
 /// Malformed events described one by one; the rest are counted.
-pub(super) const MAX_DETAILED_MALFORMED: usize = 10;
+pub(in crate::archive) const MAX_DETAILED_MALFORMED: usize = 10;
 
 /// How many records ahead of the one being decoded the first
 /// [`PREFETCH_LINES`] of a record are asked for.
@@ -56,36 +56,36 @@ impl<T: Copy + PartialEq> Recent<T> {
 }
 
 /// Running totals of one pass.
-pub(super) struct Tally {
-    pub(super) table: ApiTable,
+pub(in crate::archive) struct Tally {
+    pub(in crate::archive) table: ApiTable,
     /// What the summary needs from each v7 id.
     needs: Box<[SummaryNeed]>,
-    pub(super) events: u64,
+    pub(in crate::archive) events: u64,
     /// Events per raw `event_type` (indexing a u16 needs no bounds check).
-    pub(super) api_counts: Box<[u64; 1 << 16]>,
-    pub(super) kernel_launches: u64,
-    pub(super) threads: FxHashSet<u64>,
+    pub(in crate::archive) api_counts: Box<[u64; 1 << 16]>,
+    pub(in crate::archive) kernel_launches: u64,
+    pub(in crate::archive) threads: FxHashSet<u64>,
     /// Recently seen thread ids: most events come from a few threads, so
     /// the set is consulted only for a thread not seen lately.
     recent_threads: Recent<u64>,
-    pub(super) threads_capped: bool,
-    pub(super) first_ts: u64,
-    pub(super) last_ts: u64,
-    pub(super) kernels: KernelTable,
+    pub(in crate::archive) threads_capped: bool,
+    pub(in crate::archive) first_ts: u64,
+    pub(in crate::archive) last_ts: u64,
+    pub(in crate::archive) kernels: KernelTable,
     /// Argument layouts of recent launches, so most are not walked.
     shapes: ArgShapes,
-    pub(super) blob_refs: FxHashSet<BlobHash>,
-    pub(super) co_refs: FxHashSet<BlobHash>,
-    pub(super) refs_capped: bool,
-    pub(super) d2h_checks: u64,
-    pub(super) undersized: u64,
-    pub(super) unknown_ids: u64,
-    pub(super) malformed: Vec<(u64, Problem)>,
-    pub(super) malformed_more: u64,
+    pub(in crate::archive) blob_refs: FxHashSet<BlobHash>,
+    pub(in crate::archive) co_refs: FxHashSet<BlobHash>,
+    pub(in crate::archive) refs_capped: bool,
+    pub(in crate::archive) d2h_checks: u64,
+    pub(in crate::archive) undersized: u64,
+    pub(in crate::archive) unknown_ids: u64,
+    pub(in crate::archive) malformed: Vec<(u64, Problem)>,
+    pub(in crate::archive) malformed_more: u64,
 }
 
 impl Tally {
-    pub(super) fn new(table: ApiTable) -> Tally {
+    pub(in crate::archive) fn new(table: ApiTable) -> Tally {
         Tally {
             table,
             needs: (0..V7_COUNT).map(summary_need).collect(),
@@ -144,7 +144,7 @@ impl Tally {
 
     /// Accounts every event record of a chunk or window (whole records of
     /// at least a header each, framing already checked).
-    pub(super) fn records(&mut self, c: Records) {
+    pub(in crate::archive) fn records(&mut self, c: Records) {
         for (i, (record, offset)) in c.iter().enumerate() {
             if let Some(&ahead) = c.starts.get(i + PREFETCH_RECORDS) {
                 let ahead = ahead as usize;
@@ -158,7 +158,7 @@ impl Tally {
     }
 
     /// Folds another worker's totals into these.
-    pub(super) fn merge(&mut self, o: Tally) {
+    pub(in crate::archive) fn merge(&mut self, o: Tally) {
         self.events += o.events;
         for (a, b) in self.api_counts.iter_mut().zip(o.api_counts.iter()) {
             *a += b;

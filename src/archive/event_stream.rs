@@ -11,11 +11,13 @@ use anyhow::{bail, Context as _};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use super::apis::ApiTable;
-use super::blobs::BlobHash;
-use super::events::{FileHeader, RecordReader, Torn, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN};
-use super::fixed::{decode, memcpy_kind_name, Payload};
-use super::launch::{ArgKind, Args};
+use crate::archive::format::apis::ApiTable;
+use crate::archive::format::blobs::BlobHash;
+use crate::archive::format::framing::{
+    FileHeader, RecordReader, Torn, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN,
+};
+use crate::archive::format::launch::{ArgKind, Args};
+use crate::archive::format::payloads::{decode, memcpy_kind_name, Payload};
 
 /// One event as printed by `archive events --json` (one JSON line); `hrr
 /// schema events` describes it.

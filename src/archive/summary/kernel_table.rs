@@ -14,7 +14,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 
-use super::blobs::BlobHash;
+use crate::archive::format::blobs::BlobHash;
 
 /// Distinct kernel names tracked.
 const MAX_KERNELS: usize = 1 << 17;
@@ -24,16 +24,16 @@ const MAX_KERNEL_NAME_BYTES: usize = 16 << 20;
 const CACHE_SLOTS: usize = 1024;
 
 /// Launch count and code object of one kernel.
-pub(super) struct KernelTally {
+pub(in crate::archive) struct KernelTally {
     /// The mangled name, raw bytes.
-    pub(super) name: Box<[u8]>,
+    pub(in crate::archive) name: Box<[u8]>,
     /// Launches counted.
-    pub(super) launches: u64,
+    pub(in crate::archive) launches: u64,
     /// The code object of the first launch that named one.
-    pub(super) code_object: BlobHash,
+    pub(in crate::archive) code_object: BlobHash,
     /// File offset of the launch that gave `code_object` (u64::MAX: none),
     /// so merging workers keeps the first launch's code object.
-    pub(super) co_offset: u64,
+    pub(in crate::archive) co_offset: u64,
     /// The code object of the last launch added, so a caller can skip
     /// recording a reference it has just recorded.
     last_code_object: BlobHash,
@@ -47,20 +47,20 @@ struct Slot {
 }
 
 /// Distinct kernels of a pass, in first-seen order.
-pub(super) struct KernelTable {
+pub(in crate::archive) struct KernelTable {
     entries: Vec<KernelTally>,
     index: HashTable<u32>,
     cache: Box<[Slot; CACHE_SLOTS]>,
     name_bytes: usize,
     /// Launches of kernels that did not fit under the caps.
-    pub(super) untracked: u64,
+    pub(in crate::archive) untracked: u64,
 }
 
 /// A cheap fingerprint of a name: its length and its first, middle and
 /// last eight bytes (mangled names share long prefixes, so the later
 /// samples carry most of the difference). Shorter names are read whole.
 #[inline]
-pub(super) fn fingerprint(name: &[u8]) -> u64 {
+pub(in crate::archive) fn fingerprint(name: &[u8]) -> u64 {
     let n = name.len();
     let word = |at: usize| {
         name.get(at..at + 8)
@@ -82,7 +82,7 @@ pub(super) fn fingerprint(name: &[u8]) -> u64 {
 
 impl KernelTable {
     /// An empty table.
-    pub(super) fn new() -> KernelTable {
+    pub(in crate::archive) fn new() -> KernelTable {
         KernelTable {
             entries: Vec::new(),
             index: HashTable::new(),
@@ -98,7 +98,7 @@ impl KernelTable {
     }
 
     /// The kernels, in first-seen order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = &KernelTally> {
+    pub(in crate::archive) fn iter(&self) -> impl Iterator<Item = &KernelTally> {
         self.entries.iter()
     }
 
@@ -112,7 +112,7 @@ impl KernelTable {
     /// previous launch (or the kernel is new or untracked): only then can it
     /// be a code object the caller has not referenced yet.
     #[inline]
-    pub(super) fn add(
+    pub(in crate::archive) fn add(
         &mut self,
         name: &[u8],
         fp: u64,
@@ -183,7 +183,7 @@ impl KernelTable {
     }
 
     /// Folds another worker's table into this one.
-    pub(super) fn merge(&mut self, other: KernelTable) {
+    pub(in crate::archive) fn merge(&mut self, other: KernelTable) {
         self.untracked += other.untracked;
         for k in other.entries {
             let fp = fingerprint(&k.name);

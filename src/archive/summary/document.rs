@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::manifest::ProcessState;
+use crate::archive::format::manifest::ProcessState;
 
 /// JSON schema version of both documents.
 pub const SCHEMA_VERSION: u32 = 1;

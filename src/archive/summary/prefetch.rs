@@ -12,7 +12,7 @@ const LINE: usize = 64;
 /// far as `buf` reaches). A hint only: it never faults, never changes what
 /// the program reads, and does nothing on targets without one.
 #[inline(always)]
-pub(super) fn prefetch(buf: &[u8], start: usize, end: usize) {
+pub(in crate::archive) fn prefetch(buf: &[u8], start: usize, end: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
@@ -34,7 +34,7 @@ pub(super) fn prefetch(buf: &[u8], start: usize, end: usize) {
 /// loop when they all lie inside `buf` (the common case of a record well
 /// inside a window), as [`prefetch`] otherwise.
 #[inline(always)]
-pub(super) fn prefetch_lines<const N: usize>(buf: &[u8], start: usize) {
+pub(in crate::archive) fn prefetch_lines<const N: usize>(buf: &[u8], start: usize) {
     #[cfg(target_arch = "x86_64")]
     if start < buf.len() && buf.len() - start >= N * LINE {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -61,7 +61,7 @@ static INSTALL: Once = Once::new();
 /// A mapped window registered with the guard. Dropping it after the window
 /// is unmapped frees the slot and, if a page of the window was replaced,
 /// raises the pass's `cut` flag.
-pub(super) struct Registration {
+pub(in crate::archive) struct Registration {
     slot: usize,
     cut: Arc<AtomicBool>,
 }
@@ -69,7 +69,7 @@ pub(super) struct Registration {
 /// Registers the `len` bytes at `start` (a mapped window) so that a SIGBUS
 /// inside them is survived and raises `cut` when the registration is
 /// dropped.
-pub(super) fn register(
+pub(in crate::archive) fn register(
     start: *const u8,
     len: usize,
     cut: &Arc<AtomicBool>,

@@ -7,7 +7,9 @@ use std::fs;
 use std::io::Read;
 use std::path::Path;
 
-use super::events::{le_u16, le_u32, RecordReader, DEFAULT_CHUNK, FILE_HEADER_LEN};
+use crate::archive::format::framing::{
+    le_u16, le_u32, RecordReader, DEFAULT_CHUNK, FILE_HEADER_LEN,
+};
 
 /// On-disk magic of a region stream (`HRR_REGION_MAGIC`, bytes "HRRR").
 pub const REGION_MAGIC: [u8; 4] = *b"HRRR";

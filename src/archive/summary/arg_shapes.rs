@@ -146,7 +146,7 @@ impl Layout {
 }
 
 /// Recently walked argument layouts, by kernel-name fingerprint.
-pub(super) struct ArgShapes {
+pub(in crate::archive) struct ArgShapes {
     slots: Box<[Layout]>,
 }
 
@@ -170,7 +170,13 @@ impl ArgShapes {
     /// the layout kept for the kernel whose name has fingerprint `fp`
     /// matches them; `None` means walk.
     #[inline]
-    pub(super) fn end(&self, fp: u64, record: &[u8], start: usize, count: u16) -> Option<usize> {
+    pub(in crate::archive) fn end(
+        &self,
+        fp: u64,
+        record: &[u8],
+        start: usize,
+        count: u16,
+    ) -> Option<usize> {
         self.slots
             .get(Self::slot(fp, count))?
             .end_in(record, start, count)
@@ -182,7 +188,7 @@ impl ArgShapes {
     /// kernel is walked at every launch, and would otherwise pay for a
     /// layout it cannot keep each time).
     #[cold]
-    pub(super) fn keep(&mut self, fp: u64, args: &[u8], count: u16) {
+    pub(in crate::archive) fn keep(&mut self, fp: u64, args: &[u8], count: u16) {
         if let Some(slot) = self.slots.get_mut(Self::slot(fp, count)) {
             if slot.span != WIDE || slot.count != u32::from(count) {
                 *slot = Layout::of(args, count);
@@ -194,9 +200,9 @@ impl ArgShapes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::archive::chunks::testing::xorshift;
-    use crate::archive::kernel_table::fingerprint;
-    use crate::archive::launch::Launch;
+    use crate::archive::format::launch::Launch;
+    use crate::archive::summary::chunks::testing::xorshift;
+    use crate::archive::summary::kernel_table::fingerprint;
     use hrr_testkit::events;
 
     /// One argument entry: kind, value bytes, embedded pointer count.
@@ -226,7 +232,7 @@ mod tests {
 
     /// What a caller sees of a parse: the name, argument bytes and tail, or
     /// the failing field and its offset.
-    fn seen(parsed: Result<Launch<'_>, crate::archive::launch::PayloadError>) -> String {
+    fn seen(parsed: Result<Launch<'_>, crate::archive::format::launch::PayloadError>) -> String {
         match parsed {
             Ok(l) => format!(
                 "{:?} {} args {:?} attrs {} {} snapshots {}",

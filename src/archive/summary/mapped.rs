@@ -27,24 +27,24 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, MmapOptions};
 
-use super::chunks::{Cutter, Framing, Piece, Records};
-use super::events::{le_u32, EVENT_HEADER_LEN, MAX_RECORD_BYTES};
-use super::page_guard::{self, Registration};
+use crate::archive::format::framing::{le_u32, EVENT_HEADER_LEN, MAX_RECORD_BYTES};
+use crate::archive::summary::chunks::{Cutter, Framing, Piece, Records};
+use crate::archive::summary::page_guard::{self, Registration};
 
 /// Where windows start and how much each maps.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Geometry {
+pub(in crate::archive) struct Geometry {
     /// Alignment of a window's file offset: a multiple of the page size
     /// (and of the 64 KiB mapping granularity of Windows).
-    pub(super) align: u64,
+    pub(in crate::archive) align: u64,
     /// Bytes mapped per window, at least `align` plus a header, so the
     /// first header of every window lies inside it.
-    pub(super) window: u64,
+    pub(in crate::archive) window: u64,
 }
 
 impl Geometry {
     /// The production geometry: 2 MiB large folios, 4 MiB windows.
-    pub(super) const DEFAULT: Geometry = Geometry {
+    pub(in crate::archive) const DEFAULT: Geometry = Geometry {
         align: 2 << 20,
         window: 4 << 20,
     };
@@ -68,7 +68,7 @@ impl Deref for GuardedMap {
 
 /// One decoder's mapped window and where its event records start.
 #[derive(Default)]
-pub(super) struct Window {
+pub(in crate::archive) struct Window {
     map: Option<GuardedMap>,
     offset: u64,
     starts: Vec<u32>,
@@ -89,7 +89,7 @@ impl Piece for Window {
 }
 
 /// Cuts `events.bin` into mapped [`Window`]s.
-pub(super) struct MappedChunks {
+pub(in crate::archive) struct MappedChunks {
     file: File,
     geometry: Geometry,
     /// File length when the pass began; nothing past it is read.
@@ -107,7 +107,7 @@ impl MappedChunks {
     /// A cutter over the first `len` bytes of `file`, whose records start
     /// at `start` (after the file header). Gives the file back, for the
     /// reading cutter, when it cannot be mapped.
-    pub(super) fn new(
+    pub(in crate::archive) fn new(
         file: File,
         start: u64,
         len: u64,
@@ -162,7 +162,7 @@ impl MappedChunks {
 /// Btrfs, tmpfs, overlayfs), the only files `archive info` maps. Elsewhere
 /// (network and FUSE file systems) a failed page read would kill `hrr`
 /// rather than be reported, so those are read.
-pub(super) fn worth_mapping(file: &File) -> bool {
+pub(in crate::archive) fn worth_mapping(file: &File) -> bool {
     // The `f_type` magics of linux/magic.h, written out because not every
     // C library (musl) exports all of them.
     const LOCAL: [u64; 5] = [
@@ -235,9 +235,9 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::archive::chunks::testing::{by_cutter, by_record_reader, xorshift, View};
-    use crate::archive::chunks::EventChunks;
-    use crate::archive::events::{TRAILER_MAGIC, TRAILER_TYPE};
+    use crate::archive::format::framing::{TRAILER_MAGIC, TRAILER_TYPE};
+    use crate::archive::summary::chunks::testing::{by_cutter, by_record_reader, xorshift, View};
+    use crate::archive::summary::chunks::EventChunks;
 
     /// A 64 KiB-aligned geometry (the mapping granularity of Windows), so a
     /// stream of a few hundred KiB spans many windows.

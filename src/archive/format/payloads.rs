@@ -6,10 +6,10 @@
 //! does; an unknown id or an API without a documented layout is
 //! [`Payload::Opaque`].
 
-use super::apis::{id, is_launch};
-use super::blobs::BlobHash;
-use super::events::{le_u32, le_u64};
-use super::launch::{kernel_node_struct_len, KernelNode, Launch, PayloadError};
+use crate::archive::format::apis::{id, is_launch};
+use crate::archive::format::blobs::BlobHash;
+use crate::archive::format::framing::{le_u32, le_u64};
+use crate::archive::format::launch::{kernel_node_struct_len, KernelNode, Launch, PayloadError};
 
 /// hipMemcpyKind (§12).
 pub fn memcpy_kind_name(kind: i32) -> &'static str {
@@ -495,7 +495,7 @@ mod tests {
     #[test]
     fn summary_need_agrees_with_decode_for_every_id() {
         let mut decoded = 0;
-        for api in 0..crate::archive::apis::V7_COUNT {
+        for api in 0..crate::archive::format::apis::V7_COUNT {
             for len in [0, 32, 40, 43, 44, 51, 52, 56, 60, 64, 72, 88, 92, 300] {
                 let r = vec![0xA5u8; len];
                 let p = decode(Some(api), &r);

@@ -9,7 +9,7 @@
 //!
 //! Decoding code works in v7 numbering: [`ApiTable::canonical`] maps a raw
 //! `event_type` of the archive's version to the v7 id of the same API, so the
-//! payload layouts in `launch.rs` and `fixed.rs` are written once.
+//! payload layouts in `launch.rs` and `payloads.rs` are written once.
 
 use std::borrow::Cow;
 use std::sync::OnceLock;

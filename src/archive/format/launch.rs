@@ -10,11 +10,11 @@
 
 use std::fmt;
 
-use super::apis::id;
-use super::arg_shapes::ArgShapes;
-use super::blobs::BlobHash;
-use super::events::{le_u16, le_u32, le_u64, EVENT_HEADER_LEN};
-use super::kernel_table::fingerprint;
+use crate::archive::format::apis::id;
+use crate::archive::format::blobs::BlobHash;
+use crate::archive::format::framing::{le_u16, le_u32, le_u64, EVENT_HEADER_LEN};
+use crate::archive::summary::arg_shapes::ArgShapes;
+use crate::archive::summary::kernel_table::fingerprint;
 
 /// A payload field that does not fit in its record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -387,7 +387,7 @@ impl<'a> Launch<'a> {
     /// it does not match (then its layout is kept). Same launch as
     /// [`Launch::parse`] whatever `shapes` holds.
     #[inline(always)]
-    pub(super) fn parse_shaped(
+    pub(in crate::archive) fn parse_shaped(
         record: &'a [u8],
         shapes: &mut ArgShapes,
     ) -> Result<(Launch<'a>, u64), PayloadError> {
@@ -669,7 +669,7 @@ mod tests {
     /// error exactly when the careful walk finds one.
     #[test]
     fn the_fast_argument_walk_agrees_with_the_careful_one() {
-        let mut next = crate::archive::chunks::testing::xorshift(0x9E37_79B9_7F4A_7C15);
+        let mut next = crate::archive::summary::chunks::testing::xorshift(0x9E37_79B9_7F4A_7C15);
         for _ in 0..300 {
             let count = (next() % 6) as u16;
             let mut b = Vec::new();
