@@ -16,6 +16,7 @@
 
 pub mod event_stream;
 pub mod format;
+pub mod memory;
 pub mod report;
 mod resolve;
 pub mod summary;

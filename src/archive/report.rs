@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::archive::format::manifest::ProcessState;
+use crate::archive::memory::MemorySection;
 use crate::archive::summary::document::{ArchiveSummary, FileRefs, RootListing};
 
 /// An archive-controlled string made safe for one line of a terminal:
@@ -142,6 +143,9 @@ pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
             let _ = writeln!(o, "  Missing {what}: {h}");
         }
     }
+    if let Some(m) = &s.memory {
+        memory_lines(&mut o, m);
+    }
     capture_environment(&mut o, s.manifest.as_ref());
     let _ = writeln!(o, "\nAPIs");
     let width = s
@@ -172,6 +176,51 @@ pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
         }
     }
     o
+}
+
+/// The `memory` section in a few lines: counts, then the examples.
+fn memory_lines(o: &mut String, m: &MemorySection) {
+    let _ = writeln!(o, "\nMemory");
+    let _ = writeln!(
+        o,
+        "  Allocations:     {} ({} frees), {} live at end, peak {} live",
+        m.allocations,
+        m.frees,
+        m.live_at_end,
+        human_bytes(m.peak_live_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  Pointer audit:   {} launch(es) pass a stale pointer, {} pointer argument(s) in no recorded range",
+        m.stale_pointer_launches, m.unattributed_pointer_args
+    );
+    for e in &m.examples {
+        let into = match &e.range {
+            Some(r) => format!(
+                " into the {}-byte {} at {} (seq {}), freed by {} at seq {}",
+                r.size,
+                clean(&r.api),
+                r.base,
+                r.alloc_seq.map_or("n/a".into(), |q| q.to_string()),
+                r.freed_by.as_deref().map_or("n/a".into(), clean),
+                r.free_seq.map_or("n/a".into(), |q| q.to_string()),
+            ),
+            None => " in no recorded range".into(),
+        };
+        let what = if e.kind == "stale_pointer" {
+            "stale"
+        } else {
+            "unattributed"
+        };
+        let _ = writeln!(
+            o,
+            "    - {what}: launch seq {} {} arg {} = {}{into}",
+            e.launch_seq,
+            clean(&e.kernel),
+            e.argument,
+            e.address
+        );
+    }
 }
 
 fn capture_environment(o: &mut String, manifest: Option<&Value>) {

@@ -1,14 +1,15 @@
 //! Region sidecars `regions/*.hrrr` (reference §14): streams written by
 //! producers such as the PyTorch caching-allocator hook. They share the
 //! events.bin framing, so the same torn-tail rules apply; `hrr` counts the
-//! streams and region records and reports damaged ones.
+//! streams and region records and reports damaged ones, and reads the
+//! records themselves ([`read_records`]) for the allocation map.
 
 use std::fs;
 use std::io::Read;
 use std::path::Path;
 
 use crate::archive::format::framing::{
-    le_u16, le_u32, RecordReader, DEFAULT_CHUNK, FILE_HEADER_LEN,
+    le_u16, le_u32, le_u64, RecordReader, DEFAULT_CHUNK, FILE_HEADER_LEN,
 };
 
 /// On-disk magic of a region stream (`HRR_REGION_MAGIC`, bytes "HRRR").
@@ -33,12 +34,38 @@ pub struct RegionCounts {
     pub problems: Vec<String>,
 }
 
-/// Scans `regions/` of a process directory (missing directory = none).
-pub fn scan(process_dir: &Path) -> RegionCounts {
-    let mut counts = RegionCounts::default();
-    let dir = process_dir.join("regions");
-    let Ok(entries) = fs::read_dir(&dir) else {
-        return counts;
+/// One region record (§14): a block or segment becoming live or dead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegionRecord {
+    /// `op` 0: the range becomes live (ADD); otherwise it dies (DEL).
+    pub add: bool,
+    /// `kind` 1: a whole allocator segment; otherwise a block inside one.
+    pub segment: bool,
+    /// Capture-time device address.
+    pub base: u64,
+    /// Bytes.
+    pub size: u64,
+    /// CLOCK_MONOTONIC ns (0: live since before the stream began).
+    pub mono_ns: u64,
+}
+
+impl RegionRecord {
+    fn parse(r: &[u8]) -> RegionRecord {
+        RegionRecord {
+            add: r[0] == 0,
+            segment: r[1] == 1,
+            base: le_u64(r, 8),
+            size: le_u64(r, 16),
+            mono_ns: le_u64(r, 24),
+        }
+    }
+}
+
+/// The `regions/*.hrrr` files of a process directory, in filename order
+/// (the order the reference merges them in).
+fn stream_files(process_dir: &Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = fs::read_dir(process_dir.join("regions")) else {
+        return Vec::new();
     };
     let mut files: Vec<_> = entries
         .filter_map(Result::ok)
@@ -46,7 +73,40 @@ pub fn scan(process_dir: &Path) -> RegionCounts {
         .filter(|p| p.extension().is_some_and(|e| e == "hrrr"))
         .collect();
     files.sort();
-    for path in files {
+    files
+}
+
+/// The region records of every well-formed batch of every sidecar, merged
+/// in filename order and stable-sorted by `mono_ns` as the reference
+/// merges them; at most `cap` records are kept (true when more were
+/// left out). Damaged streams give what precedes the damage (`scan`
+/// reports the damage).
+pub fn read_records(process_dir: &Path, cap: usize) -> (Vec<RegionRecord>, bool) {
+    let mut out = Vec::new();
+    let mut capped = false;
+    for path in stream_files(process_dir) {
+        let Ok(meta) = fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let _ = walk_stream(&path, meta.len(), &mut |r| {
+            if out.len() < cap {
+                out.push(RegionRecord::parse(r));
+            } else {
+                capped = true;
+            }
+        });
+    }
+    out.sort_by_key(|r| r.mono_ns);
+    (out, capped)
+}
+
+/// Scans `regions/` of a process directory (missing directory = none).
+pub fn scan(process_dir: &Path) -> RegionCounts {
+    let mut counts = RegionCounts::default();
+    for path in stream_files(process_dir) {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -61,7 +121,7 @@ pub fn scan(process_dir: &Path) -> RegionCounts {
             }
         };
         counts.streams += 1;
-        match count_stream(&path, meta.len()) {
+        match walk_stream(&path, meta.len(), &mut |_| {}) {
             Ok(n) => counts.records += n,
             Err((n, why)) => {
                 counts.records += n;
@@ -72,9 +132,9 @@ pub fn scan(process_dir: &Path) -> RegionCounts {
     counts
 }
 
-/// Counts the region records of one stream; on damage returns what was
-/// counted before it and why it stopped.
-fn count_stream(path: &Path, len: u64) -> Result<u64, (u64, String)> {
+/// Hands each region record of one stream to `each` and counts them; on
+/// damage returns what was counted before it and why it stopped.
+fn walk_stream(path: &Path, len: u64, each: &mut dyn FnMut(&[u8])) -> Result<u64, (u64, String)> {
     let mut f = fs::File::open(path).map_err(|e| (0, format!("cannot open: {e}")))?;
     let mut head = [0u8; FILE_HEADER_LEN];
     if len < FILE_HEADER_LEN as u64 || f.read_exact(&mut head).is_err() {
@@ -120,6 +180,9 @@ fn count_stream(path: &Path, len: u64) -> Result<u64, (u64, String)> {
                     rec.bytes.len()
                 ),
             ));
+        }
+        for r in rec.bytes[BATCH_HEADER_LEN..].chunks_exact(REGION_RECORD_LEN) {
+            each(r);
         }
         records += n;
     }

@@ -148,6 +148,9 @@ pub struct ArchiveSummary {
     pub d2h_checks: u64,
     /// Region sidecars.
     pub regions: RegionSummary,
+    /// The allocation map and launch pointer audit; null when not built
+    /// (`--no-memory`) or the stream could not be decoded.
+    pub memory: Option<crate::archive::memory::MemorySection>,
     /// The per-process manifest as parsed, or null.
     pub manifest: Option<Value>,
     /// Health problems; empty when healthy.

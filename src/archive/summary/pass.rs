@@ -23,6 +23,9 @@ use crate::archive::format::blobs::{BlobHash, FileIndex};
 use crate::archive::format::framing::{FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN};
 use crate::archive::format::manifest::{self, ManifestState};
 use crate::archive::format::regions;
+use crate::archive::memory::map::{AllocationMap, Watch};
+use crate::archive::memory::merge::OrderedMap;
+use crate::archive::memory::{MemorySection, MAX_REGION_RECORDS};
 use crate::archive::summary::chunks::{Cutter, EventChunks, Piece};
 use crate::archive::summary::document::{
     ApiCount, ArchiveSummary, FileRefs, KernelSummary, Problem, RegionSummary, TrailerInfo,
@@ -55,36 +58,43 @@ pub(in crate::archive) struct StreamOutcome {
 /// core, as none ever waits on a read), read in chunks otherwise (one
 /// decoder more than cores: one waiting for the cutter's lock leaves its
 /// core to the spare, measured 5–7% faster on two cores).
-fn stream(table: ApiTable, file: fs::File, len: u64) -> io::Result<(Tally, StreamOutcome)> {
+fn stream(
+    table: ApiTable,
+    file: fs::File,
+    len: u64,
+    memory: Option<&OrderedMap>,
+) -> io::Result<(Tally, StreamOutcome)> {
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
         true => match MappedChunks::new(file, start, len, Geometry::DEFAULT) {
-            Ok(mapped) => return decode_all(mapped, table, cores.min(MAX_WORKERS)),
+            Ok(mapped) => return decode_all(mapped, table, cores.min(MAX_WORKERS), memory),
             Err(file) => file,
         },
         false => file,
     };
     let body = len.saturating_sub(start);
     let chunks = EventChunks::new(file, start, body, CHUNK_BYTES);
-    decode_all(chunks, table, (cores + 1).min(MAX_WORKERS))
+    decode_all(chunks, table, (cores + 1).min(MAX_WORKERS), memory)
 }
 
 /// Runs `workers` decoders over the pieces of `cutter`, each tallying on
 /// its own; the tallies are merged at the end. No decoder waits for another
-/// except while one takes its piece.
+/// except while one takes its piece, or applies pieces to the allocation
+/// map `memory` (in stream order: each piece is numbered as it is cut).
 fn decode_all<C: Cutter>(
     cutter: C,
     table: ApiTable,
     workers: usize,
+    memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
-    let cutter = Mutex::new(cutter);
+    let cutter = Mutex::new((cutter, 0u64));
     let tallies: Vec<io::Result<Tally>> = thread::scope(|scope| {
         let helpers: Vec<_> = (1..workers)
-            .map(|_| scope.spawn(|| decode_share(&cutter, table)))
+            .map(|_| scope.spawn(|| decode_share(&cutter, table, memory)))
             .collect();
-        let mut tallies = vec![decode_share(&cutter, table)];
+        let mut tallies = vec![decode_share(&cutter, table, memory)];
         for h in helpers {
             tallies.push(
                 h.join()
@@ -93,11 +103,11 @@ fn decode_all<C: Cutter>(
         }
         tallies
     });
-    let mut total = Tally::new(table);
+    let mut total = Tally::new(table, false);
     for t in tallies {
         total.merge(t?);
     }
-    let cutter = cutter.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (cutter, _) = cutter.into_inner().unwrap_or_else(|e| e.into_inner());
     let f = cutter.framing();
     let outcome = StreamOutcome {
         trailer: f.trailer(),
@@ -109,31 +119,74 @@ fn decode_all<C: Cutter>(
     Ok((total, outcome))
 }
 
-/// One decoder's share of the stream: pieces taken from `cutter` until it
-/// is exhausted, tallied into a tally of its own.
-fn decode_share<C: Cutter>(cutter: &Mutex<C>, table: ApiTable) -> io::Result<Tally> {
-    let mut tally = Tally::new(table);
+/// One decoder's share of the stream: pieces taken from `cutter` (with
+/// the number of the next piece) until it is exhausted, tallied into a
+/// tally of its own; each piece's events for the allocation map go to
+/// `memory` under the piece's number.
+fn decode_share<C: Cutter>(
+    cutter: &Mutex<(C, u64)>,
+    table: ApiTable,
+    memory: Option<&OrderedMap>,
+) -> io::Result<Tally> {
+    let mut tally = Tally::new(table, memory.is_some());
     let mut piece = C::Piece::default();
     loop {
         piece.release();
-        // A statement of its own, so the lock is let go before decoding.
-        let more = cutter
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .next(&mut piece)?;
+        // A block of its own, so the lock is let go before decoding.
+        let (more, number) = {
+            let mut c = cutter.lock().unwrap_or_else(|e| e.into_inner());
+            let more = c.0.next(&mut piece)?;
+            c.1 += 1;
+            (more, c.1 - 1)
+        };
         if !more {
             return Ok(tally);
         }
         tally.records(piece.records());
+        if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
+            map.submit(number, ops);
+        }
     }
 }
 
+/// What the pass builds beside the summary.
+enum Memory {
+    /// No allocation map (`archive info --no-memory`).
+    Off,
+    /// The map, for the `memory` section.
+    On,
+    /// The map with a query's watch.
+    Watching(Watch),
+}
+
 /// Builds the summary of one process archive (a directory holding
-/// `events.bin`). An undecodable stream (bad magic, short file, unsupported
-/// version, unreadable file) is a summary with a fatal problem, not an error
-/// (except a mapped file that fails under `hrr` while it is decoded, see
-/// `mapped.rs`); `Err` means the path is not a process archive at all.
+/// `events.bin`), its `memory` section included. An undecodable stream
+/// (bad magic, short file, unsupported version, unreadable file) is a
+/// summary with a fatal problem, not an error (except a mapped file that
+/// fails under `hrr` while it is decoded, see `mapped.rs`); `Err` means the
+/// path is not a process archive at all.
 pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
+    Ok(summarize_with(process_dir, Memory::On)?.0)
+}
+
+/// [`summarize`] without the allocation map: `memory` is null.
+pub fn summarize_without_memory(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
+    Ok(summarize_with(process_dir, Memory::Off)?.0)
+}
+
+/// [`summarize`] with `watch` filled in as the map is built.
+pub fn summarize_watching(
+    process_dir: &Path,
+    watch: Watch,
+) -> anyhow::Result<(ArchiveSummary, Watch)> {
+    let (s, w) = summarize_with(process_dir, Memory::Watching(watch))?;
+    Ok((s, w.unwrap_or_default()))
+}
+
+fn summarize_with(
+    process_dir: &Path,
+    memory: Memory,
+) -> anyhow::Result<(ArchiveSummary, Option<Watch>)> {
     let dir = dunce::canonicalize(process_dir)
         .with_context(|| format!("cannot open archive {}", process_dir.display()))?;
     let events_path = dir.join("events.bin");
@@ -158,7 +211,7 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
                 "unreadable",
                 format!("cannot open {}: {e}", events_path.display()),
             ));
-            return Ok(s);
+            return Ok((s, None));
         }
     };
     let mut head = [0u8; FILE_HEADER_LEN];
@@ -169,7 +222,7 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
                 "unreadable",
                 format!("cannot read events.bin: {e}"),
             ));
-            return Ok(s);
+            return Ok((s, None));
         }
         Ok(None) => {
             s.problems.push(Problem::new(
@@ -179,7 +232,7 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
                     meta.len()
                 ),
             ));
-            return Ok(s);
+            return Ok((s, None));
         }
         Ok(Some(h)) => h,
     };
@@ -191,7 +244,7 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
                 header.magic[0], header.magic[1], header.magic[2], header.magic[3]
             ),
         ));
-        return Ok(s);
+        return Ok((s, None));
     }
     s.format_version = Some(header.version);
     s.flags = Some(header.flags);
@@ -203,7 +256,7 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
                 header.version, header.version
             ),
         ));
-        return Ok(s);
+        return Ok((s, None));
     };
     s.api_table = Some(table.label().to_string());
     if table == ApiTable::V8AssumedV7 {
@@ -212,20 +265,39 @@ pub fn summarize(process_dir: &Path) -> anyhow::Result<ArchiveSummary> {
         );
     }
 
-    let (tally, outcome) = match stream(table, file, meta.len()) {
+    let (watch, memory) = match memory {
+        Memory::Off => (None, None),
+        Memory::On => (None, Some(new_map(&dir))),
+        Memory::Watching(w) => (Some(w), Some(new_map(&dir))),
+    };
+    let ordered = memory.map(|m| OrderedMap::new(m, watch));
+    let (tally, outcome) = match stream(table, file, meta.len(), ordered.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             s.problems.push(Problem::new(
                 "unreadable",
                 format!("read error in events.bin: {e}"),
             ));
-            return Ok(s);
+            return Ok((s, None));
         }
     };
     fill_from_stream(&mut s, &tally, &outcome);
     fill_files(&mut s, &dir, &tally);
     health(&mut s, &manifest_state, &tally, &outcome);
-    Ok(s)
+    let watch = ordered.map(|o| {
+        let (map, watch) = o.finish();
+        let (section, notes) = MemorySection::of(table, &map.totals, map.live_count());
+        s.memory = Some(section);
+        s.notes.extend(notes);
+        watch
+    });
+    Ok((s, watch.flatten()))
+}
+
+/// An empty allocation map holding the region records of `dir`.
+fn new_map(dir: &Path) -> AllocationMap {
+    let (records, capped) = regions::read_records(dir, MAX_REGION_RECORDS);
+    AllocationMap::new(records, capped)
 }
 
 fn read_up_to(file: &mut fs::File, buf: &mut [u8]) -> io::Result<usize> {
@@ -277,6 +349,7 @@ fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
         code_objects: FileRefs::default(),
         d2h_checks: 0,
         regions: RegionSummary::default(),
+        memory: None,
         manifest: manifest_state.value().cloned(),
         problems: Vec::new(),
         notes: Vec::new(),
@@ -373,7 +446,7 @@ mod tests {
 
     /// The summary fields the stream decides, from `cutter`.
     fn streamed<C: Cutter>(dir: &Path, cutter: C, workers: usize) -> serde_json::Value {
-        let (tally, outcome) = decode_all(cutter, ApiTable::V7, workers).unwrap();
+        let (tally, outcome) = decode_all(cutter, ApiTable::V7, workers, None).unwrap();
         let mut s = empty_summary(dir, &manifest::read(dir));
         fill_from_stream(&mut s, &tally, &outcome);
         let refs = |set: &FxHashSet<BlobHash>| {

@@ -2,6 +2,8 @@
 //! timestamps, kernels, referenced blobs and code objects, D2H checks and
 //! malformed events. Each decoder thread keeps its own [`Tally`]; they are
 //! merged at the end, so nothing here depends on the order chunks arrive.
+//! The events the allocation map needs are taken out per piece instead
+//! ([`Tally::memory`]), as the map depends on their order.
 //!
 //! Every table is capped (threads, kernels, kernel-name bytes, referenced
 //! hashes): past a cap the counts become lower bounds and the summary says so.
@@ -13,6 +15,7 @@ use crate::archive::format::blobs::BlobHash;
 use crate::archive::format::framing::{le_u16, le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{Launch, PayloadError};
 use crate::archive::format::payloads::{copy, decode, summary_need, Payload, SummaryNeed};
+use crate::archive::memory::ops::{is_memory_api, PieceOps};
 use crate::archive::summary::arg_shapes::ArgShapes;
 use crate::archive::summary::chunks::Records;
 use crate::archive::summary::document::Problem;
@@ -60,6 +63,10 @@ pub(in crate::archive) struct Tally {
     pub(in crate::archive) table: ApiTable,
     /// What the summary needs from each v7 id.
     needs: Box<[SummaryNeed]>,
+    /// Per v7 id: it allocates or frees a range the map follows.
+    memory_ids: Box<[bool]>,
+    /// The current piece's events for the allocation map, when it is built.
+    pub(in crate::archive) memory: Option<PieceOps>,
     pub(in crate::archive) events: u64,
     /// Events per raw `event_type` (indexing a u16 needs no bounds check).
     pub(in crate::archive) api_counts: Box<[u64; 1 << 16]>,
@@ -85,10 +92,13 @@ pub(in crate::archive) struct Tally {
 }
 
 impl Tally {
-    pub(in crate::archive) fn new(table: ApiTable) -> Tally {
+    /// Empty totals; `memory` also takes out the allocation map's events.
+    pub(in crate::archive) fn new(table: ApiTable, memory: bool) -> Tally {
         Tally {
             table,
             needs: (0..V7_COUNT).map(summary_need).collect(),
+            memory_ids: (0..V7_COUNT).map(is_memory_api).collect(),
+            memory: memory.then(PieceOps::default),
             events: 0,
             api_counts: vec![0; 1 << 16]
                 .into_boxed_slice()
@@ -220,6 +230,9 @@ impl Tally {
                 match Launch::parse_shaped(bytes, &mut self.shapes) {
                     Ok((l, fp)) => {
                         self.kernel(l.name, fp, l.code_object, offset);
+                        if let Some(m) = self.memory.as_mut() {
+                            m.launch(head, &l, fp);
+                        }
                         for s in l.snapshots() {
                             self.reference(true, s.blob);
                         }
@@ -230,6 +243,11 @@ impl Tally {
             Some(&SummaryNeed::Size(expected)) => {
                 if bytes.len() < expected {
                     self.undersized += 1;
+                } else if let (Some(m), true) = (
+                    self.memory.as_mut(),
+                    self.memory_ids.get(usize::from(api)) == Some(&true),
+                ) {
+                    m.memory_event(api, head, bytes);
                 }
             }
             Some(&SummaryNeed::Copy(expected)) => {

@@ -1,0 +1,207 @@
+//! The allocation map of a process archive (issue 18): every allocation and
+//! free whose payload records an address and a size (reference §11), the
+//! region sidecars' blocks and segments (§14) merged by time, and the audit
+//! of every launch's pointer arguments (§10.2) against them. It is built in
+//! the one summary pass (`summary/pass.rs`): decoders take the events out
+//! of their pieces ([`ops`]) and the pieces are applied in stream order
+//! ([`merge`]) to the [`map`].
+//!
+//! What payloads do not carry is left out, not guessed: pitched and 3-D
+//! allocations (the pitch is recorded as a host address only), arrays, IPC
+//! and pool imports (no size), and the VMM calls (§11 gives no layout).
+
+pub mod map;
+pub(crate) mod merge;
+pub mod ops;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::archive::format::apis::ApiTable;
+use crate::archive::memory::map::{PointerExample, Range, Source, Totals, Watch};
+
+/// Region records read at most per process (32 bytes each).
+pub const MAX_REGION_RECORDS: usize = 1 << 18;
+
+/// The name of what allocated or freed a range: the API, or `region
+/// block` / `region segment` (hrr-playback's words for sidecar ranges).
+pub fn source_name(table: ApiTable, s: Source) -> String {
+    match s {
+        Source::Api(api) => table.display_name(api).into_owned(),
+        Source::RegionSegment => "region segment".into(),
+        Source::RegionBlock => "region block".into(),
+    }
+}
+
+/// A `0x…` address.
+pub fn hex(a: u64) -> String {
+    format!("{a:#x}")
+}
+
+/// One range as documents show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RangeDoc {
+    /// Allocating API, or `region block` / `region segment`.
+    pub api: String,
+    /// First byte, `0x…`.
+    pub base: String,
+    /// Bytes.
+    pub size: u64,
+    /// Sequence id of the allocation (null for region records).
+    pub alloc_seq: Option<u64>,
+    /// Freeing API, or `region` for a region DEL record; null while live.
+    pub freed_by: Option<String>,
+    /// Sequence id of the free (null while live and for region records).
+    pub free_seq: Option<u64>,
+    /// Thread of the allocation (null for region records).
+    pub thread: Option<u64>,
+}
+
+impl RangeDoc {
+    /// The document form of `r`, names from `table`.
+    pub fn of(table: ApiTable, r: &Range) -> RangeDoc {
+        RangeDoc {
+            api: source_name(table, r.source),
+            base: hex(r.base),
+            size: r.size,
+            alloc_seq: r.alloc_seq,
+            freed_by: r.freed.map(|d| match d.api {
+                Some(api) => table.display_name(api).into_owned(),
+                None => "region".into(),
+            }),
+            free_seq: r.freed.and_then(|d| d.seq),
+            thread: r.thread,
+        }
+    }
+}
+
+/// A launch pointer the audit shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PointerDoc {
+    /// `stale_pointer` (into freed memory) or `unattributed` (in no range).
+    pub kind: String,
+    /// Sequence id of the launch.
+    pub launch_seq: u64,
+    /// Kernel name.
+    pub kernel: String,
+    /// Argument index.
+    pub argument: u16,
+    /// The pointer, `0x…`.
+    pub address: String,
+    /// The freed range it points into (stale pointers).
+    pub range: Option<RangeDoc>,
+}
+
+impl PointerDoc {
+    fn of(table: ApiTable, kind: &str, e: &PointerExample) -> PointerDoc {
+        PointerDoc {
+            kind: kind.into(),
+            launch_seq: e.launch_seq,
+            kernel: e.kernel.clone(),
+            argument: e.argument,
+            address: hex(e.address),
+            range: e.freed.as_ref().map(|r| RangeDoc::of(table, r)),
+        }
+    }
+}
+
+/// The `memory` section of `archive info` (issue 18 item 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct MemorySection {
+    /// Allocations followed (HIP calls and region ADD records).
+    pub allocations: u64,
+    /// Frees followed (HIP calls and region DEL records).
+    pub frees: u64,
+    /// Ranges live at the end of the stream.
+    pub live_at_end: u64,
+    /// Largest sum of live HIP allocation sizes.
+    pub peak_live_bytes: u64,
+    /// Launches passing a pointer into memory freed earlier and not
+    /// reallocated (STALE-POINTER).
+    pub stale_pointer_launches: u64,
+    /// Pointer arguments in no recorded range (symbols, textures and
+    /// unrecorded APIs make these common; no label).
+    pub unattributed_pointer_args: u64,
+    /// The first stale pointers, then the first unattributed ones.
+    pub examples: Vec<PointerDoc>,
+}
+
+impl MemorySection {
+    /// The section from the map's totals and live count, with the notes
+    /// the caps call for.
+    pub fn of(table: ApiTable, t: &Totals, live: usize) -> (MemorySection, Vec<String>) {
+        let examples = t
+            .stale_examples
+            .iter()
+            .map(|e| PointerDoc::of(table, "stale_pointer", e))
+            .chain(
+                t.unattributed_examples
+                    .iter()
+                    .map(|e| PointerDoc::of(table, "unattributed", e)),
+            )
+            .collect();
+        let s = MemorySection {
+            allocations: t.allocations,
+            frees: t.frees,
+            live_at_end: live as u64,
+            peak_live_bytes: t.peak_live_bytes,
+            stale_pointer_launches: t.stale_pointer_launches,
+            unattributed_pointer_args: t.unattributed_pointer_args,
+            examples,
+        };
+        (s, cap_notes(t))
+    }
+}
+
+/// The sentences that say where the map left something out.
+fn cap_notes(t: &Totals) -> Vec<String> {
+    let mut notes = Vec::new();
+    if t.capped_allocations > 0 {
+        notes.push(format!(
+            "memory: {} allocation(s) past the cap of {} live ranges were not tracked; pointers into them count as unattributed",
+            t.capped_allocations,
+            map::MAX_LIVE
+        ));
+    }
+    if t.forgotten_frees > 0 {
+        notes.push(format!(
+            "memory: the {} oldest freed range(s) were forgotten past the cap of {}; a stale pointer into one of them is not reported",
+            t.forgotten_frees,
+            map::MAX_FREED
+        ));
+    }
+    if t.regions_capped {
+        notes.push(format!(
+            "memory: only the first {MAX_REGION_RECORDS} region records were merged into the allocation map"
+        ));
+    }
+    notes
+}
+
+/// What `hrr archive memory` asks of an archive.
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    /// List the ranges live at this sequence id.
+    pub at: Option<u64>,
+    /// Follow this address.
+    pub address: Option<u64>,
+    /// A kernel whose last launch is a point of interest (fault attribution).
+    pub kernel: Option<String>,
+}
+
+/// Runs the summary pass of `process_dir` with `query` watched; the summary
+/// and what was watched.
+pub fn query(
+    process_dir: &Path,
+    q: &Query,
+) -> anyhow::Result<(crate::archive::ArchiveSummary, Watch)> {
+    let watch = Watch {
+        at: q.at,
+        address: q.address,
+        kernel: q.kernel.as_ref().map(|k| k.as_bytes().to_vec()),
+        ..Watch::default()
+    };
+    crate::archive::summary::pass::summarize_watching(process_dir, watch)
+}

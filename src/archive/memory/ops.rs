@@ -1,0 +1,186 @@
+//! What the allocation map needs from one piece of the stream, taken out
+//! by the decoder that tallies the piece: allocations, frees and the
+//! pointer arguments of launches, in file order. The map itself depends
+//! on event order, so pieces are applied one after the other in stream
+//! order (`merge.rs`), while the decoding that finds these events stays
+//! parallel.
+
+use rustc_hash::FxHashMap;
+
+use crate::archive::format::apis::id;
+use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
+use crate::archive::format::launch::{ArgKind, Launch};
+
+/// Where an event came from: the header fields the map keeps.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stamp {
+    /// `sequence_id`.
+    pub seq: u64,
+    /// `timestamp_ns` (CLOCK_MONOTONIC, the clock of region records).
+    pub ns: u64,
+    /// `thread_id`.
+    pub thread: u64,
+}
+
+/// One event the map applies.
+#[derive(Debug, Clone, Copy)]
+pub enum Op {
+    /// A range becomes live (reference §11: the returned address and size).
+    Alloc { api: u16, base: u64, size: u64 },
+    /// The range allocated at `ptr` dies.
+    Free { api: u16, ptr: u64 },
+    /// A launch of kernel `kernel` (an index into [`PieceOps::names`]) whose
+    /// non-null pointer arguments are `ptrs[first..first + count]`.
+    Launch { kernel: u32, first: u32, count: u32 },
+}
+
+/// A pointer a launch passes: whole-argument (kind 1) or embedded (kind 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pointer {
+    /// Argument index in the kernel's signature.
+    pub arg: u16,
+    /// The capture-time address.
+    pub address: u64,
+}
+
+/// The map's events of one piece, in file order.
+#[derive(Default)]
+pub struct PieceOps {
+    pub events: Vec<(Stamp, Op)>,
+    pub ptrs: Vec<Pointer>,
+    /// Kernel names of this piece's launches, each once.
+    pub names: Vec<Box<[u8]>>,
+    /// Name index by fingerprint; checked against the bytes, so a
+    /// fingerprint collision only adds a name.
+    by_fp: FxHashMap<u64, u32>,
+}
+
+/// The allocating APIs whose payload records address and size (§11), with
+/// their struct sizes; every one records the address at 36, the size at 44.
+const ALLOCS: [(u16, usize); 8] = [
+    (id::HIP_MALLOC, 52),
+    (id::HIP_MALLOC_ASYNC, 60),
+    (id::HIP_MALLOC_MANAGED, 56),
+    (id::HIP_EXT_MALLOC_WITH_FLAGS, 56),
+    (id::HIP_HOST_MALLOC, 56),
+    (id::HIP_HOST_ALLOC, 56),
+    (id::HIP_MALLOC_HOST, 52),
+    (id::HIP_MEM_ALLOC_HOST, 52),
+];
+
+/// The freeing APIs (§11) and their struct sizes; the address is at 36.
+const FREES: [(u16, usize); 4] = [
+    (id::HIP_FREE, 44),
+    (id::HIP_FREE_ASYNC, 52),
+    (id::HIP_HOST_FREE, 44),
+    (id::HIP_FREE_HOST, 44),
+];
+
+/// Names of the allocating and freeing APIs the map follows, for the
+/// README and `archive memory`.
+pub fn covered_apis() -> impl Iterator<Item = u16> {
+    ALLOCS.iter().chain(&FREES).map(|&(api, _)| api)
+}
+
+/// Whether v7 id `api` allocates or frees a range the map follows.
+pub(crate) fn is_memory_api(api: u16) -> bool {
+    covered_apis().any(|a| a == api)
+}
+
+fn stamp(head: &[u8; EVENT_HEADER_LEN]) -> Stamp {
+    Stamp {
+        seq: le_u64(head, 2),
+        ns: le_u64(head, 10),
+        thread: le_u64(head, 18),
+    }
+}
+
+impl PieceOps {
+    /// Empties the piece for reuse, keeping its buffers.
+    pub(crate) fn clear(&mut self) {
+        self.events.clear();
+        self.ptrs.clear();
+        self.names.clear();
+        self.by_fp.clear();
+    }
+
+    /// Takes an allocation or free of v7 id `api` (one of
+    /// [`is_memory_api`]) from `record`; a record shorter than its struct
+    /// is left out, as it is not decoded.
+    pub(crate) fn memory_event(&mut self, api: u16, head: &[u8; EVENT_HEADER_LEN], record: &[u8]) {
+        let op = if let Some(&(_, len)) = ALLOCS.iter().find(|(a, _)| *a == api) {
+            if record.len() < len {
+                return;
+            }
+            Op::Alloc {
+                api,
+                base: le_u64(record, 36),
+                size: le_u64(record, 44),
+            }
+        } else if let Some(&(_, len)) = FREES.iter().find(|(a, _)| *a == api) {
+            if record.len() < len {
+                return;
+            }
+            Op::Free {
+                api,
+                ptr: le_u64(record, 36),
+            }
+        } else {
+            return;
+        };
+        self.events.push((stamp(head), op));
+    }
+
+    /// Takes a parsed launch: its non-null pointer arguments, whole (kind
+    /// 1, an 8-byte value) and embedded (kind 3, the 8-byte words at the
+    /// recorded offsets that lie inside the argument). `fp` is the
+    /// fingerprint of its name.
+    pub(crate) fn launch(&mut self, head: &[u8; EVENT_HEADER_LEN], l: &Launch<'_>, fp: u64) {
+        let first = self.ptrs.len() as u32;
+        for (i, a) in l.args().enumerate() {
+            let arg = i as u16;
+            match a.kind {
+                ArgKind::Pointer if a.bytes.len() == 8 => {
+                    let address = le_u64(a.bytes, 0);
+                    if address != 0 {
+                        self.ptrs.push(Pointer { arg, address });
+                    }
+                }
+                ArgKind::Embedded => {
+                    for off in a.offsets() {
+                        let off = usize::from(off);
+                        if let Some(word) = a.bytes.get(off..off + 8) {
+                            let address = le_u64(word, 0);
+                            if address != 0 {
+                                self.ptrs.push(Pointer { arg, address });
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let kernel = self.name(l.name, fp);
+        let count = self.ptrs.len() as u32 - first;
+        self.events.push((
+            stamp(head),
+            Op::Launch {
+                kernel,
+                first,
+                count,
+            },
+        ));
+    }
+
+    fn name(&mut self, name: &[u8], fp: u64) -> u32 {
+        if let Some(&i) = self.by_fp.get(&fp) {
+            if self.names.get(i as usize).is_some_and(|n| **n == *name) {
+                return i;
+            }
+        }
+        let i = self.names.len() as u32;
+        self.names.push(name.into());
+        self.by_fp.insert(fp, i);
+        i
+    }
+}
