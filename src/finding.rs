@@ -92,6 +92,10 @@ pub enum Label {
     /// A kernel-argument pointer translated to null during replay.
     #[serde(rename = "MISSING-HANDLE")]
     MissingHandle,
+    /// A launch passes a pointer into memory freed earlier and not
+    /// reallocated (the capture-time pointer audit).
+    #[serde(rename = "STALE-POINTER")]
+    StalePointer,
     /// Some recorded APIs were replayed as no-ops or skipped as not replayable.
     #[serde(rename = "NOOP-API")]
     NoopApi,
@@ -111,10 +115,11 @@ pub enum Label {
 
 impl Label {
     /// Every label, in the documented order.
-    pub const ALL: [Label; 8] = [
+    pub const ALL: [Label; 9] = [
         Label::CrashTruncated,
         Label::D2hFail,
         Label::MissingHandle,
+        Label::StalePointer,
         Label::NoopApi,
         Label::BuildNeeded,
         Label::MultiProcess,
@@ -128,6 +133,7 @@ impl Label {
             Label::CrashTruncated => "CRASH-TRUNCATED",
             Label::D2hFail => "D2H-FAIL",
             Label::MissingHandle => "MISSING-HANDLE",
+            Label::StalePointer => "STALE-POINTER",
             Label::NoopApi => "NOOP-API",
             Label::BuildNeeded => "BUILD-NEEDED",
             Label::MultiProcess => "MULTI-PROCESS",
@@ -145,6 +151,7 @@ impl Label {
             Label::CrashTruncated
                 | Label::D2hFail
                 | Label::MissingHandle
+                | Label::StalePointer
                 | Label::NoopApi
                 | Label::PlacementFallback
         )
@@ -280,6 +287,127 @@ pub enum Placement {
     },
 }
 
+/// How a fault address relates to the archive's allocations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Relation {
+    /// Inside a range live at the point of the fault.
+    Inside,
+    /// Past the end of the nearest live range below it.
+    PastEnd,
+    /// Before the start of the nearest live range above it.
+    BeforeStart,
+    /// Inside a range freed before the fault and not reallocated.
+    Freed,
+    /// No relation: no range is known, or placement was off.
+    None,
+}
+
+/// Whether the replay's allocations sat at their capture addresses, from
+/// the replay log's placement lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PlacementState {
+    /// Placement was on and nothing fell back.
+    Placed,
+    /// Some allocations replayed elsewhere: attribution is by capture address.
+    FellBack,
+    /// Placement was off: replay addresses are not capture addresses.
+    Off,
+    /// The log carried no placement lines.
+    Unknown,
+}
+
+/// The launch argument whose pointer lies in the attributed range, or is
+/// nearest the address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ArgumentRef {
+    /// Argument index in the kernel's signature.
+    pub index: u16,
+    /// The launched kernel.
+    pub kernel: String,
+}
+
+/// Where the fault address lies among the archive's allocations at the
+/// point of the fault (issue 18 item 2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FaultAllocation {
+    /// The address attributed: the fault address, or for a null-page fault
+    /// after hrr-playback passed null for an argument, that argument's
+    /// recorded pointer.
+    pub address: String,
+    /// How the address relates to the range.
+    pub relation: Relation,
+    /// Allocating API of the range (`region block` / `region segment` for
+    /// sidecar ranges).
+    pub api: Option<String>,
+    /// First byte of the range.
+    pub base: Option<String>,
+    /// Bytes of the range.
+    pub size: Option<u64>,
+    /// Bytes from the base (`inside`, `freed`), past the end (`past_end`)
+    /// or before the base (`before_start`).
+    pub offset: Option<u64>,
+    /// Sequence id of the allocation.
+    pub alloc_seq: Option<u64>,
+    /// Sequence id of the free (`freed`).
+    pub free_seq: Option<u64>,
+    /// The launch argument pointing into the range, or nearest the address.
+    pub argument: Option<ArgumentRef>,
+    /// Placement during the replay.
+    pub placement: PlacementState,
+}
+
+/// `n` with thousands separators (`3,840`).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+impl FaultAllocation {
+    /// The attribution in one sentence, e.g. `0x7f91da001000 is 3,840 bytes
+    /// past the end of the 256-byte hipMalloc at 0x7f91da000000 (seq 1),
+    /// passed as argument 0 of crash_oob.`
+    pub fn sentence(&self) -> String {
+        let range = || {
+            let seq = self
+                .alloc_seq
+                .map_or(String::new(), |s| format!(" (seq {s})"));
+            format!(
+                "the {}-byte {} at {}{seq}",
+                grouped(self.size.unwrap_or(0)),
+                self.api.as_deref().unwrap_or("allocation"),
+                self.base.as_deref().unwrap_or("n/a")
+            )
+        };
+        let off = grouped(self.offset.unwrap_or(0));
+        let what = match self.relation {
+            Relation::Inside => format!("is {off} bytes inside {}", range()),
+            Relation::PastEnd => format!("is {off} bytes past the end of {}", range()),
+            Relation::BeforeStart => format!("is {off} bytes before the start of {}", range()),
+            Relation::Freed => {
+                let at = self.free_seq.map_or(String::new(), |s| format!(" at seq {s}"));
+                format!("is {off} bytes into {}, freed{at} before the fault", range())
+            }
+            Relation::None if self.placement == PlacementState::Off => {
+                "is not attributed: placement was off, so replay addresses are not capture addresses".into()
+            }
+            Relation::None => "lies in no recorded allocation".into(),
+        };
+        let arg = self.argument.as_ref().map_or(String::new(), |a| {
+            format!(", passed as argument {} of {}", a.index, a.kernel)
+        });
+        format!("{} {what}{arg}.", self.address)
+    }
+}
+
 /// Archive health as the finding reports it (from `hrr archive info` or `--info`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
@@ -378,6 +506,9 @@ pub struct Finding {
     pub fault_address: Option<String>,
     /// The runtime's fault reason text.
     pub fault_reason: Option<String>,
+    /// Where the fault address lies among the archive's allocations; null
+    /// without a fault address or an archive to read.
+    pub fault_allocation: Option<FaultAllocation>,
     /// KFD topology node of the faulting GPU (not the HIP ordinal).
     pub gpu_node: Option<u32>,
     /// Recorded sequence id of the failing event.
@@ -465,6 +596,7 @@ impl Finding {
             kernel_source: None,
             fault_address: None,
             fault_reason: None,
+            fault_allocation: None,
             gpu_node: None,
             failing_event_seq: None,
             failing_call_index: None,
@@ -599,7 +731,7 @@ mod tests {
             ["schema_version", "archive", "outcome", "fault_class"]
         );
         assert_eq!(keys.last(), Some(&"notes"));
-        assert_eq!(keys.len(), 42);
+        assert_eq!(keys.len(), 43);
     }
 
     #[test]

@@ -118,6 +118,13 @@ fn kernel_with_source(f: &Finding, in_table: bool) -> String {
     }
 }
 
+/// The fault attribution's sentence, after a space; empty without one.
+fn allocation(f: &Finding) -> String {
+    f.fault_allocation.as_ref().map_or(String::new(), |a| {
+        format!(" {}", inert::text(&a.sentence()))
+    })
+}
+
 /// The one-line explanation of the outcome (finding F1).
 fn explanation(f: &Finding) -> String {
     let kernel = match &f.kernel_name {
@@ -148,9 +155,11 @@ fn explanation(f: &Finding) -> String {
                 .fault_reason
                 .as_deref()
                 .map_or(String::new(), |r| format!(" (reason: {})", inert::text(r)));
-            format!("GPU memory access fault{at}{reason}{kernel}.")
+            format!("GPU memory access fault{at}{reason}{kernel}.{}", allocation(f))
         }
-        FaultClass::ReadOnlyPageFault => format!("GPU write to a read-only page{at}{kernel}."),
+        FaultClass::ReadOnlyPageFault => {
+            format!("GPU write to a read-only page{at}{kernel}.{}", allocation(f))
+        }
         FaultClass::ReplayFatalApi => match (&f.failing_api, f.failing_call_index) {
             (Some(api), Some(i)) => format!(
                 "{} (event {i}) failed during replay and hrr-playback gave up{kernel}.",

@@ -2,10 +2,11 @@
 //! upstream-triage.md §7.5 and §9). Everything written here is plain text:
 //! the renderer escapes it, so no markdown is embedded.
 
+use super::attribution::{address_value, null_arg_behind};
 use super::evidence::{Evidence, Launch, NullArg};
 use super::facts::ArchiveFacts;
 use super::finalize::Reading;
-use super::names::{self, same_kernel};
+use super::names;
 use crate::finding::{
     CauseKind, FaultClass, Finding, KernelSource, Label, Outcome, Placement, ReplayInfo,
 };
@@ -72,14 +73,6 @@ pub(crate) fn annotate(
 fn null_arg_words(a: &NullArg) -> String {
     format!("'{}' arg[{}] (recorded {})", a.kernel, a.arg, a.address)
 }
-
-/// The numeric value of a `0x…` address.
-fn address_value(a: &str) -> Option<u64> {
-    u64::from_str_radix(a.strip_prefix("0x").or_else(|| a.strip_prefix("0X"))?, 16).ok()
-}
-
-/// The first page of the address space: a null pointer plus a small offset.
-const NULL_PAGE: u64 = 0x1000;
 
 fn labels(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
     let h = f.archive_health.clone();
@@ -151,6 +144,7 @@ fn labels(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
         }
         f.add_label(Label::MissingHandle, parts.join("; "));
     }
+    stale_pointers(f, e, archive);
     if !e.noop_apis.is_empty() || e.graph_construction_unsupported {
         let mut apis: Vec<String> = e.noop_apis.iter().cloned().collect();
         if e.graph_construction_unsupported {
@@ -189,6 +183,75 @@ fn labels(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
     if f.fault_class == FaultClass::ReplayPass && e.region_oob == 0 {
         f.add_label(Label::Clean, "the replay passed with nothing to qualify it");
     }
+}
+
+/// Stale pointer examples shown in the label.
+const STALE_SHOWN: usize = 3;
+
+/// STALE-POINTER from the capture-time audit of the archive summary, and,
+/// beside the player's null arguments (the replay-side evidence), whether
+/// the two name the same pointers.
+fn stale_pointers(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>) {
+    let Some(m) = archive
+        .and_then(|a| a.memory.as_ref())
+        .filter(|m| m.stale_pointer_launches > 0)
+    else {
+        return;
+    };
+    let stale: Vec<_> = m
+        .examples
+        .iter()
+        .filter(|x| x.kind == "stale_pointer")
+        .collect();
+    let shown: Vec<String> = stale
+        .iter()
+        .take(STALE_SHOWN)
+        .map(|x| {
+            let freed = x.range.as_ref().map_or(String::new(), |r| {
+                format!(
+                    ", freed by {} at seq {}",
+                    r.freed_by.as_deref().unwrap_or("n/a"),
+                    r.free_seq.map_or("n/a".into(), |q| q.to_string())
+                )
+            });
+            format!(
+                "launch seq {} {} arg {} = {}{freed}",
+                x.launch_seq, x.kernel, x.argument, x.address
+            )
+        })
+        .collect();
+    f.add_label(
+        Label::StalePointer,
+        format!(
+            "{} launch(es) pass a pointer into memory freed earlier and not reallocated (capture-time audit): {}",
+            m.stale_pointer_launches,
+            shown.join("; ")
+        ),
+    );
+    if e.null_args.is_empty() {
+        return;
+    }
+    let same: Vec<&NullArg> = e
+        .null_args
+        .iter()
+        .filter(|n| {
+            stale.iter().any(|x| {
+                address_value(&x.address).is_some()
+                    && address_value(&x.address) == address_value(&n.address)
+            })
+        })
+        .collect();
+    f.add_note(match same.first() {
+        Some(n) => format!(
+            "the capture-time pointer audit and the replay agree: hrr-playback passed null for {}, a pointer the audit found in memory freed before that launch.",
+            null_arg_words(n)
+        ),
+        None => format!(
+            "the capture-time pointer audit and the replay differ: hrr-playback passed null for {}, which is not among the stale pointers the audit shows ({}).",
+            null_arg_words(&e.null_args[0]),
+            stale.iter().map(|x| x.address.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    });
 }
 
 /// What the cause-bearing line means, after `cause (<kind>): `.
@@ -302,18 +365,7 @@ fn notes(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, reading:
             ));
         }
     }
-    let null_page = f
-        .fault_address
-        .as_deref()
-        .and_then(address_value)
-        .is_some_and(|a| a < NULL_PAGE);
-    if null_page && !e.null_args.is_empty() {
-        let arg = f
-            .kernel_name
-            .as_deref()
-            .and_then(|k| e.null_args.iter().rev().find(|a| same_kernel(&a.kernel, k)))
-            .or(e.null_args.last())
-            .expect("not empty");
+    if let Some(arg) = null_arg_behind(f, e) {
         f.add_note(format!(
             "the fault is at address {}, in the null page; earlier, hrr-playback passed null for {} because its recorded value is in no known allocation (\"passing null so it faults at first use\").",
             f.fault_address.as_deref().unwrap_or_default(),

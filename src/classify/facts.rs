@@ -116,6 +116,8 @@ pub struct ArchiveFacts {
     pub code_objects: Option<FileFacts>,
     /// D2H copies carrying an expected-output blob.
     pub d2h_checks: Option<u64>,
+    /// The allocation map and launch pointer audit.
+    pub memory: Option<crate::archive::memory::MemorySection>,
     /// The per-process manifest as parsed.
     pub manifest: Option<Value>,
     /// Problems found while reading.

@@ -151,6 +151,7 @@ pub(crate) fn finalize(
         .map(|c| c.cause.clone());
     fault_details(&mut f, e, &reading);
     attribute_kernel(&mut f, e, archive, replay, &reading, &mut book);
+    super::attribution::attribute(&mut f, e, archive);
     if f.outcome == Outcome::Pass {
         // A PASS never names a kernel, failing event or failing API.
         f.kernel_name = None;

@@ -10,6 +10,7 @@
 //! input has been read, so input order does not matter.
 
 mod advice;
+mod attribution;
 pub mod evidence;
 pub mod facts;
 mod fast;

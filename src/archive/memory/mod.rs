@@ -24,11 +24,16 @@ use crate::archive::memory::map::{PointerExample, Range, Source, Totals, Watch};
 /// Region records read at most per process (32 bytes each).
 pub const MAX_REGION_RECORDS: usize = 1 << 18;
 
-/// The name of what allocated or freed a range: the API, or `region
-/// block` / `region segment` (hrr-playback's words for sidecar ranges).
-pub fn source_name(table: ApiTable, s: Source) -> String {
+/// The name of a v7 id (the map keeps ids as the v7 table numbers them).
+fn api_name(api: u16) -> String {
+    ApiTable::V7.display_name(api).into_owned()
+}
+
+/// The name of what allocated a range: the API, or `region block` /
+/// `region segment` (hrr-playback's words for sidecar ranges).
+pub fn source_name(s: Source) -> String {
     match s {
-        Source::Api(api) => table.display_name(api).into_owned(),
+        Source::Api(api) => api_name(api),
         Source::RegionSegment => "region segment".into(),
         Source::RegionBlock => "region block".into(),
     }
@@ -59,15 +64,15 @@ pub struct RangeDoc {
 }
 
 impl RangeDoc {
-    /// The document form of `r`, names from `table`.
-    pub fn of(table: ApiTable, r: &Range) -> RangeDoc {
+    /// The document form of `r`.
+    pub fn of(r: &Range) -> RangeDoc {
         RangeDoc {
-            api: source_name(table, r.source),
+            api: source_name(r.source),
             base: hex(r.base),
             size: r.size,
             alloc_seq: r.alloc_seq,
             freed_by: r.freed.map(|d| match d.api {
-                Some(api) => table.display_name(api).into_owned(),
+                Some(api) => api_name(api),
                 None => "region".into(),
             }),
             free_seq: r.freed.and_then(|d| d.seq),
@@ -94,14 +99,14 @@ pub struct PointerDoc {
 }
 
 impl PointerDoc {
-    fn of(table: ApiTable, kind: &str, e: &PointerExample) -> PointerDoc {
+    fn of(kind: &str, e: &PointerExample) -> PointerDoc {
         PointerDoc {
             kind: kind.into(),
             launch_seq: e.launch_seq,
             kernel: e.kernel.clone(),
             argument: e.argument,
             address: hex(e.address),
-            range: e.freed.as_ref().map(|r| RangeDoc::of(table, r)),
+            range: e.freed.as_ref().map(RangeDoc::of),
         }
     }
 }
@@ -131,15 +136,15 @@ pub struct MemorySection {
 impl MemorySection {
     /// The section from the map's totals and live count, with the notes
     /// the caps call for.
-    pub fn of(table: ApiTable, t: &Totals, live: usize) -> (MemorySection, Vec<String>) {
+    pub fn of(t: &Totals, live: usize) -> (MemorySection, Vec<String>) {
         let examples = t
             .stale_examples
             .iter()
-            .map(|e| PointerDoc::of(table, "stale_pointer", e))
+            .map(|e| PointerDoc::of("stale_pointer", e))
             .chain(
                 t.unattributed_examples
                     .iter()
-                    .map(|e| PointerDoc::of(table, "unattributed", e)),
+                    .map(|e| PointerDoc::of("unattributed", e)),
             )
             .collect();
         let s = MemorySection {

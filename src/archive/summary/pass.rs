@@ -156,7 +156,7 @@ enum Memory {
     /// The map, for the `memory` section.
     On,
     /// The map with a query's watch.
-    Watching(Watch),
+    Watching(Box<Watch>),
 }
 
 /// Builds the summary of one process archive (a directory holding
@@ -179,7 +179,7 @@ pub fn summarize_watching(
     process_dir: &Path,
     watch: Watch,
 ) -> anyhow::Result<(ArchiveSummary, Watch)> {
-    let (s, w) = summarize_with(process_dir, Memory::Watching(watch))?;
+    let (s, w) = summarize_with(process_dir, Memory::Watching(Box::new(watch)))?;
     Ok((s, w.unwrap_or_default()))
 }
 
@@ -268,7 +268,7 @@ fn summarize_with(
     let (watch, memory) = match memory {
         Memory::Off => (None, None),
         Memory::On => (None, Some(new_map(&dir))),
-        Memory::Watching(w) => (Some(w), Some(new_map(&dir))),
+        Memory::Watching(w) => (Some(*w), Some(new_map(&dir))),
     };
     let ordered = memory.map(|m| OrderedMap::new(m, watch));
     let (tally, outcome) = match stream(table, file, meta.len(), ordered.as_ref()) {
@@ -286,7 +286,7 @@ fn summarize_with(
     health(&mut s, &manifest_state, &tally, &outcome);
     let watch = ordered.map(|o| {
         let (map, watch) = o.finish();
-        let (section, notes) = MemorySection::of(table, &map.totals, map.live_count());
+        let (section, notes) = MemorySection::of(&map.totals, map.live_count());
         s.memory = Some(section);
         s.notes.extend(notes);
         watch
