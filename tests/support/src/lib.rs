@@ -6,6 +6,7 @@
 //! - [`alloc`]: an allocator that records the largest allocation;
 //! - [`archive`]: process archives and capture roots on disk (blobs, code
 //!   objects, manifests with `metadata`, root manifests);
+//! - [`regions`]: region sidecar streams (`regions/*.hrrr`);
 //! - [`synth`]: the `examples/` capture root and the large benchmark stream;
 //! - [`bench`]: building the release `hrr` and timing it, for the
 //!   `hrr-bench-*` binaries;
@@ -18,6 +19,7 @@ pub mod alloc;
 pub mod archive;
 pub mod bench;
 pub mod events;
+pub mod regions;
 pub mod synth;
 
 #[cfg(unix)]
