@@ -411,6 +411,28 @@ pub enum ArchiveCmd {
         after_help = "Examples:\n  hrr archive events capture.hrr/pid-4243 --api hipMalloc\n  hrr archive events capture.hrr/pid-4243 --json --from 100 --limit 20"
     )]
     Events(ArchiveEventsArgs),
+    /// The allocation map: ranges live at a point, or one address's history.
+    #[command(
+        after_help = "Examples:\n  hrr archive memory capture.hrr/pid-4243\n  hrr archive memory capture.hrr/pid-4243 --at 120\n  hrr archive memory capture.hrr/pid-4243 --address 0x7f91da001000 --json"
+    )]
+    Memory(ArchiveMemoryArgs),
+}
+
+/// `hrr archive memory <archive> [--at SEQ] [--address ADDR] [--json]`.
+#[derive(Debug, Args)]
+pub struct ArchiveMemoryArgs {
+    /// A pid-* directory, or a root (its chosen process is shown).
+    pub archive: PathBuf,
+    /// List the ranges live just before the first event past SEQ
+    /// (default: at the end of the stream).
+    #[arg(long, value_name = "SEQ")]
+    pub at: Option<u64>,
+    /// Show every allocation that covered ADDR and the launches passing it.
+    #[arg(long, value_name = "ADDR", value_parser = crate::archive::memory::parse_address)]
+    pub address: Option<u64>,
+    /// Print the JSON document instead of the report.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// How many kernel rows `archive info` shows.
@@ -445,6 +467,9 @@ pub struct ArchiveInfoArgs {
     /// Kernel rows to show: a number or `all` (text default 20, JSON default all).
     #[arg(long, value_name = "N|all")]
     pub kernels: Option<KernelRows>,
+    /// Skip the allocation map and the launch pointer audit (`memory` is null).
+    #[arg(long)]
+    pub no_memory: bool,
 }
 
 /// `hrr archive events <archive> [--json] [--from SEQ] [--limit N] [--api NAME]`.

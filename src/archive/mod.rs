@@ -21,6 +21,6 @@ pub mod report;
 mod resolve;
 pub mod summary;
 
-pub use self::resolve::{info, list_root, resolve, single_process, ArchiveRef, Info};
+pub use self::resolve::{info, info_by, list_root, resolve, single_process, ArchiveRef, Info};
 pub use self::summary::document::{ArchiveSummary, Problem, ProcessEntry, RootListing};
 pub use self::summary::pass::summarize;

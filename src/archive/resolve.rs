@@ -84,6 +84,15 @@ pub enum Info {
 /// Decodes a path for `archive info`: a process summary, or for a root with
 /// several processes the process table.
 pub fn info(path: &Path) -> anyhow::Result<Info> {
+    info_by(path, summarize)
+}
+
+/// [`info`] with the process summarised by `summarize` (with or without
+/// the allocation map).
+pub fn info_by(
+    path: &Path,
+    summarize: fn(&Path) -> anyhow::Result<ArchiveSummary>,
+) -> anyhow::Result<Info> {
     let dir = canonical_dir(path)?;
     if is_process_dir(&dir) {
         return Ok(Info::Process(Box::new(summarize(&dir)?)));

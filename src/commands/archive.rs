@@ -1,5 +1,5 @@
-//! `hrr archive info` and `hrr archive events`: decode an archive without
-//! ROCm (DESIGN §3, §3.2).
+//! `hrr archive info`, `hrr archive events` and `hrr archive memory`:
+//! decode an archive without ROCm (DESIGN §3, §3.2; issue 18).
 
 use std::io::{self, BufWriter, Write};
 
@@ -7,8 +7,9 @@ use anyhow::{anyhow, bail};
 
 use crate::archive::event_stream::Events;
 use crate::archive::format::apis::ApiTable;
+use crate::archive::memory::MemoryReport;
 use crate::archive::{self, report, Info};
-use crate::cli::{ArchiveCmd, ArchiveEventsArgs, ArchiveInfoArgs, KernelRows};
+use crate::cli::{ArchiveCmd, ArchiveEventsArgs, ArchiveInfoArgs, ArchiveMemoryArgs, KernelRows};
 use crate::context::Context;
 
 /// Kernel rows of the text report when `--kernels` is not given.
@@ -19,7 +20,19 @@ pub fn run(ctx: &Context, cmd: &ArchiveCmd) -> anyhow::Result<i32> {
     match cmd {
         ArchiveCmd::Info(args) => info(args),
         ArchiveCmd::Events(args) => events(ctx, args),
+        ArchiveCmd::Memory(args) => memory(args),
     }
+}
+
+fn memory(args: &ArchiveMemoryArgs) -> anyhow::Result<i32> {
+    let process = archive::single_process(&args.archive)?;
+    let report = MemoryReport::build(&process, args.at, args.address)?;
+    if args.json {
+        crate::ui::print(serde_json::to_string_pretty(&report)? + "\n")?;
+    } else {
+        crate::ui::print(report.text())?;
+    }
+    Ok(0)
 }
 
 fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
@@ -29,7 +42,12 @@ fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
         None if args.json => None,
         None => Some(DEFAULT_TEXT_KERNELS),
     };
-    match archive::info(&args.archive)? {
+    let summarize = if args.no_memory {
+        archive::summary::pass::summarize_without_memory
+    } else {
+        archive::summarize
+    };
+    match archive::info_by(&args.archive, summarize)? {
         Info::Process(mut s) => {
             if args.json {
                 if let Some(n) = rows {

@@ -1,5 +1,7 @@
-//! `hrr.archive.resolve(path)` and `hrr.archive.info(path)`: the same data
-//! as `hrr archive info --json`, as Lua tables (DESIGN §5).
+//! `hrr.archive.resolve(path)`, `hrr.archive.info(path)` and
+//! `hrr.archive.memory(path, {at=, address=})`: the same data as `hrr
+//! archive info --json` and `hrr archive memory --json`, as Lua tables
+//! (DESIGN §5).
 
 use std::path::Path;
 use std::rc::Rc;
@@ -28,5 +30,38 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
             super::to_lua(lua, &info)
         })?,
     )?;
+    t.set(
+        "memory",
+        lua.create_function(|lua, (path, opts): (String, Option<Table>)| {
+            let fail = |e: String| mlua::Error::runtime(format!("hrr.archive.memory: {e}"));
+            let (at, address) = match opts {
+                Some(o) => (
+                    o.get::<Option<u64>>("at")?,
+                    address(o.get("address")?).map_err(fail)?,
+                ),
+                None => (None, None),
+            };
+            let process =
+                archive::single_process(Path::new(&path)).map_err(|e| fail(format!("{e:#}")))?;
+            let report = archive::memory::MemoryReport::build(&process, at, address)
+                .map_err(|e| fail(format!("{e:#}")))?;
+            super::to_lua(lua, &report)
+        })?,
+    )?;
     hrr.set("archive", t)
+}
+
+/// `address=`: an integer, or a `0x…` / decimal string.
+fn address(v: mlua::Value) -> Result<Option<u64>, String> {
+    match v {
+        mlua::Value::Nil => Ok(None),
+        mlua::Value::Integer(i) => u64::try_from(i)
+            .map(Some)
+            .map_err(|_| format!("address must not be negative, got {i}")),
+        mlua::Value::String(s) => archive::memory::parse_address(&s.to_string_lossy()).map(Some),
+        other => Err(format!(
+            "address must be an integer or a string, got a {}",
+            other.type_name()
+        )),
+    }
 }

@@ -44,6 +44,15 @@ pub fn hex(a: u64) -> String {
     format!("{a:#x}")
 }
 
+/// An address as a user gives it: `0x…` hex or decimal.
+pub fn parse_address(s: &str) -> Result<u64, String> {
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| format!("expected an address like 0x7f91da001000, got '{s}'"))
+}
+
 /// One range as documents show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RangeDoc {
@@ -209,4 +218,159 @@ pub fn query(
         ..Watch::default()
     };
     crate::archive::summary::pass::summarize_watching(process_dir, watch)
+}
+
+/// A launch that passed a pointer into a range of the followed address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PassDoc {
+    /// Sequence id of the launch.
+    pub launch_seq: u64,
+    /// Kernel name.
+    pub kernel: String,
+    /// Argument index.
+    pub argument: u16,
+    /// The pointer passed, `0x…`.
+    pub address: String,
+    /// Whether the range it points into was live at that launch.
+    pub live: bool,
+}
+
+/// The `hrr archive memory --json` document (issue 18 item 5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct MemoryReport {
+    /// The process archive.
+    pub path: String,
+    /// The sequence id the live ranges are listed at (null: the end).
+    pub at: Option<u64>,
+    /// Ranges live there (all layers, by layer then base; at most 10,000).
+    pub live: Vec<RangeDoc>,
+    /// How many ranges were live there.
+    pub live_total: u64,
+    /// The followed address, when asked.
+    pub address: Option<String>,
+    /// Every range that covered it, in allocation order.
+    pub history: Vec<RangeDoc>,
+    /// Launches that passed a pointer into one of them (or the address).
+    pub passes: Vec<PassDoc>,
+    /// The archive's memory section.
+    pub memory: Option<MemorySection>,
+    /// Where a list was cut at its cap, and the archive's notes.
+    pub notes: Vec<String>,
+}
+
+impl MemoryReport {
+    /// Runs the query on `process_dir`: the ranges live at `at` (the end of
+    /// the stream when not given), and the history of `address`.
+    pub fn build(
+        process_dir: &Path,
+        at: Option<u64>,
+        address: Option<u64>,
+    ) -> anyhow::Result<MemoryReport> {
+        let q = Query {
+            at: Some(at.unwrap_or(u64::MAX)),
+            address,
+            kernel: None,
+        };
+        let (summary, w) = query(process_dir, &q)?;
+        if let Some(p) = summary.fatal_problem() {
+            anyhow::bail!("{}: {}", summary.path, p.detail);
+        }
+        let (live, total) = w.live_at.unwrap_or_default();
+        let mut notes = summary.notes.clone();
+        if total > live.len() {
+            notes.push(format!("{} of {total} live ranges listed", live.len()));
+        }
+        if w.history_more > 0 || w.passes_more > 0 {
+            notes.push(format!(
+                "{} more range(s) and {} more launch(es) of the address not listed",
+                w.history_more, w.passes_more
+            ));
+        }
+        Ok(MemoryReport {
+            path: summary.path.clone(),
+            at,
+            live: live.iter().map(RangeDoc::of).collect(),
+            live_total: total as u64,
+            address: address.map(hex),
+            history: w.history.iter().map(RangeDoc::of).collect(),
+            passes: w
+                .passes
+                .iter()
+                .map(|p| PassDoc {
+                    launch_seq: p.seq,
+                    kernel: p.kernel.clone(),
+                    argument: p.argument,
+                    address: hex(p.address),
+                    live: p.live,
+                })
+                .collect(),
+            memory: summary.memory,
+            notes,
+        })
+    }
+
+    /// The readable form: archive-controlled names are made inert.
+    pub fn text(&self) -> String {
+        use std::fmt::Write as _;
+        let clean = |s: &str| crate::ui::inert(s).replace('\n', "\\n");
+        let mut o = String::new();
+        let _ = writeln!(o, "HRR archive memory: {}", clean(&self.path));
+        if let Some(m) = &self.memory {
+            let _ = writeln!(
+                o,
+                "  {} allocations, {} frees, {} live at end, peak {} live; {} launch(es) pass a stale pointer",
+                m.allocations,
+                m.frees,
+                m.live_at_end,
+                crate::archive::report::human_bytes(m.peak_live_bytes),
+                m.stale_pointer_launches
+            );
+        }
+        let range_line = |r: &RangeDoc| {
+            let seq = r.alloc_seq.map_or(String::new(), |s| format!(" seq {s}"));
+            let thread = r.thread.map_or(String::new(), |t| format!(" thread {t}"));
+            let freed = match (&r.freed_by, r.free_seq) {
+                (Some(by), Some(s)) => format!(", freed by {} at seq {s}", clean(by)),
+                (Some(by), None) => format!(", freed by {}", clean(by)),
+                _ => String::new(),
+            };
+            format!(
+                "  {} {} bytes {}{seq}{thread}{freed}",
+                r.base,
+                r.size,
+                clean(&r.api)
+            )
+        };
+        if self.address.is_none() || self.at.is_some() {
+            let at = self
+                .at
+                .map_or("the end of the stream".into(), |s| format!("seq {s}"));
+            let _ = writeln!(o, "\nLive at {at} ({} ranges)", self.live_total);
+            for r in &self.live {
+                let _ = writeln!(o, "{}", range_line(r));
+            }
+        }
+        if let Some(a) = &self.address {
+            let _ = writeln!(o, "\nHistory of {a} ({} ranges)", self.history.len());
+            for r in &self.history {
+                let _ = writeln!(o, "{}", range_line(r));
+            }
+            let _ = writeln!(o, "\nLaunches passing it ({})", self.passes.len());
+            for p in &self.passes {
+                let state = if p.live { "live" } else { "not live" };
+                let _ = writeln!(
+                    o,
+                    "  launch seq {} {} arg {} = {} ({state})",
+                    p.launch_seq,
+                    clean(&p.kernel),
+                    p.argument,
+                    p.address
+                );
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "  Note: {n}");
+        }
+        o
+    }
 }
