@@ -8,7 +8,7 @@
 
 ---@alias hrr.Outcome "PASS"|"MAF"|"FAIL"|"ABORT"|"HANG"|"UNKNOWN"
 ---@alias hrr.FaultClass "replay_pass"|"illegal_memory_access"|"read_only_page_fault"|"replay_fatal_api"|"replay_oom"|"replay_aborted"|"replay_crashed"|"hang"|"nan_inf_divergence"|"version_mismatch"|"unknown"|"metadata_only"|"preflight_blocked"
----@alias hrr.Label "CRASH-TRUNCATED"|"D2H-FAIL"|"MISSING-HANDLE"|"NOOP-API"|"BUILD-NEEDED"|"MULTI-PROCESS"|"PLACEMENT-FALLBACK"|"CLEAN"
+---@alias hrr.Label "CRASH-TRUNCATED"|"D2H-FAIL"|"MISSING-HANDLE"|"STALE-POINTER"|"NOOP-API"|"BUILD-NEEDED"|"MULTI-PROCESS"|"PLACEMENT-FALLBACK"|"CLEAN"
 ---@alias hrr.KernelSource "fault_line"|"abort_line"|"trace_kernels"|"gpu_error_line"|"last_event"|"single_kernel_archive"|"not_found_line"
 ---@alias hrr.CauseKind "graph_incomplete"|"device_count"|"archive_incomplete"|"guard_fault"|"region_oob"|"file_cap"
 ---@alias hrr.ProcessState "complete"|"incomplete"|"not_finalized"|"unknown"
@@ -76,8 +76,50 @@
 ---@field code_objects hrr.FileRefs
 ---@field d2h_checks integer
 ---@field regions { streams: integer, records: integer }
+---@field memory? hrr.MemorySection The allocation map and launch pointer audit.
 ---@field manifest? table
 ---@field problems hrr.Problem[]
+---@field notes string[]
+
+---One range of the allocation map.
+---@class hrr.Range
+---@field api string Allocating API, or "region block" / "region segment".
+---@field base string `0x…`
+---@field size integer|string
+---@field alloc_seq? integer|string
+---@field freed_by? string Freeing API, or "region".
+---@field free_seq? integer|string
+---@field thread? integer|string
+
+---A launch pointer the audit shows.
+---@class hrr.PointerExample
+---@field kind "stale_pointer"|"unattributed"
+---@field launch_seq integer|string
+---@field kernel string
+---@field argument integer
+---@field address string
+---@field range? hrr.Range The freed range (stale pointers).
+
+---The `memory` section of `hrr archive info --json`.
+---@class hrr.MemorySection
+---@field allocations integer|string
+---@field frees integer|string
+---@field live_at_end integer|string
+---@field peak_live_bytes integer|string
+---@field stale_pointer_launches integer|string
+---@field unattributed_pointer_args integer|string
+---@field examples hrr.PointerExample[]
+
+---The `hrr archive memory --json` document.
+---@class hrr.MemoryReport
+---@field path string
+---@field at? integer|string
+---@field live hrr.Range[]
+---@field live_total integer|string
+---@field address? string
+---@field history hrr.Range[]
+---@field passes { launch_seq: integer|string, kernel: string, argument: integer, address: string, live: boolean }[]
+---@field memory? hrr.MemorySection
 ---@field notes string[]
 
 ---The `hrr archive info --json` document of a capture root with several processes.
@@ -151,6 +193,7 @@
 ---@field kernel_source? hrr.KernelSource
 ---@field fault_address? string
 ---@field fault_reason? string
+---@field fault_allocation? { address: string, relation: "inside"|"past_end"|"before_start"|"freed"|"none", api?: string, base?: string, size?: integer|string, offset?: integer|string, alloc_seq?: integer|string, free_seq?: integer|string, argument?: { index: integer, kernel: string }, placement: "placed"|"fell_back"|"off"|"unknown" }
 ---@field gpu_node? integer
 ---@field failing_event_seq? integer
 ---@field failing_call_index? integer
@@ -332,6 +375,12 @@ function hrr.archive.resolve(path) end
 ---@param path string
 ---@return hrr.ArchiveSummary|hrr.RootListing
 function hrr.archive.info(path) end
+
+---The allocation map of a process archive (`hrr archive memory --json`).
+---@param path string
+---@param opts? { at?: integer, address?: integer|string }
+---@return hrr.MemoryReport
+function hrr.archive.memory(path, opts) end
 
 hrr.config = {}
 

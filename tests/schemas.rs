@@ -296,3 +296,52 @@ fn cause_not_found_line_and_loaded_are_in_the_finding_schema() {
         "loaded lines as bare strings"
     );
 }
+
+/// The allocation map's fields are in the schemas: a finding carrying
+/// `fault_allocation` and an archive summary carrying `memory` (with a
+/// stale pointer example) validate, and the wrong relation is refused.
+#[test]
+fn fault_allocation_and_the_memory_section_are_in_the_schemas() {
+    let sb = Sandbox::new();
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/crash.hrr/pid-4243");
+    let log = sb.write(
+        "replay.log",
+        "Memory access fault by GPU node-2 (Agent handle: 0x55d5c2a1e6b0) on address 0x7f91da001000. Reason: Page not present or supervisor privilege.\n",
+    );
+    let f = output_of(
+        &sb,
+        &[
+            "classify",
+            "--log",
+            log.to_str().unwrap(),
+            "--archive",
+            example,
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(f["fault_allocation"]["relation"], "past_end");
+    let v = validator(&sb, "finding");
+    assert_valid(&v, &f, "a finding with fault_allocation");
+    let mut wrong = f.clone();
+    wrong["fault_allocation"]["relation"] = "near".into();
+    assert!(
+        !errors(&v, &wrong).is_empty(),
+        "an unknown relation is refused"
+    );
+
+    let info = output_of(&sb, &["archive", "info", "--json", example]);
+    let mut with_example = info.clone();
+    with_example["memory"]["examples"] = serde_json::json!([{
+        "kind": "stale_pointer", "launch_seq": 3, "kernel": "k", "argument": 0,
+        "address": "0x10", "range": {"api": "hipMalloc", "base": "0x0", "size": 256,
+        "alloc_seq": 1, "freed_by": "hipFree", "free_seq": 2, "thread": 1}
+    }]);
+    let v = validator(&sb, "archive-info");
+    assert_valid(&v, &info, "archive info with memory");
+    assert_valid(
+        &v,
+        &with_example,
+        "archive info with a stale pointer example",
+    );
+}
