@@ -115,6 +115,10 @@ pub struct BigStats {
     pub launches: u64,
     /// D2H copies carrying an expected-output blob.
     pub d2h_checks: u64,
+    /// Allocations after the first 1024.
+    pub allocations: u64,
+    /// Frees.
+    pub frees: u64,
     /// File size.
     pub bytes: u64,
 }
@@ -126,9 +130,9 @@ const BLOB_POOL: usize = 256;
 const KERNELS: usize = 48;
 
 /// Writes a process archive `dir/pid-<pid>/` whose `events.bin` is at least
-/// `target` bytes of launches (3–10 args), async H2D and D2H copies with
-/// blobs, mallocs, frees and stream synchronizes on four threads, then a
-/// trailer. Streams to disk; memory stays small.
+/// `target` bytes of launches (3–10 args, pointing into live buffers),
+/// async H2D and D2H copies with blobs, mallocs, frees and stream
+/// synchronizes on four threads, then a trailer. Streams to disk; memory stays small.
 pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
     let mut p = ProcessArchive::new(pid, EventsFile::v7());
     let pool: Vec<(u64, u64)> = (0..BLOB_POOL)
@@ -158,16 +162,33 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
         events: 0,
         launches: 0,
         d2h_checks: 0,
+        allocations: 0,
+        frees: 0,
         bytes: 0,
     };
     let mut written: u64 = 0;
     for (i, co) in cos.iter().enumerate() {
         ev.module_load(0x5a5a_0000_0000 + i as u64 * 0x1000, *co);
     }
+    // The allocation mix: buffers of 4 KiB to 1 MiB in 4096 address slots
+    // of 1 MiB, a thousand live from the start, then allocated and freed
+    // at random; launches and copies use live buffers, a launch in 200
+    // passes an address in no allocation (a symbol) and one in 2000 a
+    // buffer freed just before (a stale pointer).
+    let slot = |i: u64| 0x7f00_0000_0000 + i * 0x10_0000;
+    let mut free_slots: Vec<u64> = (0..4096).map(slot).collect();
+    let mut live: Vec<u64> = Vec::new();
+    let mut last_freed = slot(0);
+    for _ in 0..1024 {
+        let r = next();
+        let ptr = free_slots.swap_remove((r % free_slots.len() as u64) as usize);
+        ev.malloc(ptr, 4096 << (r >> 40) % 9);
+        live.push(ptr);
+    }
     while written < target {
         let r = next();
         ev.thread = 7000 + (r >> 60) % 4;
-        let ptr = 0x7f00_0000_0000 + ((r >> 8) % 4096) * 0x10_0000;
+        let ptr = live[(r >> 8) as usize % live.len()];
         match r % 100 {
             0..=59 => {
                 let k = (r >> 20) as usize % KERNELS;
@@ -178,6 +199,11 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 );
                 l.code_object = cos[k % cos.len()];
                 l.stream = 0x5000 + (r >> 40) % 4;
+                let ptr = match (r >> 44) % 2000 {
+                    0 => last_freed,
+                    1..=10 => 0x7fd0_0000_0000 + (r >> 48) * 0x100,
+                    _ => ptr,
+                };
                 // A kernel has one signature: 3-10 args whose kinds are
                 // fixed per kernel; only the values change between launches.
                 let sig = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -186,7 +212,7 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                     l.args.push(match (sig >> (a * 3 + 8)) % 4 {
                         0 => Arg::Value(((r >> a) as u32).to_le_bytes().to_vec()),
                         3 => Arg::Embedded(ptr.to_le_bytes().repeat(2), vec![8]),
-                        _ => Arg::Pointer(ptr + a * 0x1000),
+                        _ => Arg::Pointer(ptr + a * 0x100),
                     });
                 }
                 ev.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l);
@@ -213,11 +239,18 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 ev.memcpy(0x55d0_0001_0000, ptr, 1024, kind::DEVICE_TO_HOST, blob);
                 stats.d2h_checks += 1;
             }
-            85..=89 => {
-                ev.malloc(ptr, 1 << 20);
+            85..=89 if !free_slots.is_empty() => {
+                let p = free_slots.swap_remove((r >> 16) as usize % free_slots.len());
+                ev.malloc(p, 4096 << (r >> 40) % 9);
+                live.push(p);
+                stats.allocations += 1;
             }
-            90..=94 => {
-                ev.free(ptr);
+            90..=94 if live.len() > 1 => {
+                let p = live.swap_remove((r >> 8) as usize % live.len());
+                ev.free(p);
+                free_slots.push(p);
+                last_freed = p;
+                stats.frees += 1;
             }
             _ => {
                 ev.fixed(api::HIP_STREAM_SYNCHRONIZE, 44, &[(36, 0x5000)]);
