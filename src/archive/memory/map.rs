@@ -721,3 +721,123 @@ impl Watch {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::format::apis::id;
+
+    fn piece(events: &[(u64, Op)], ptrs: &[Pointer]) -> PieceOps {
+        let mut p = PieceOps::default();
+        p.events = events
+            .iter()
+            .map(|&(seq, op)| {
+                let stamp = Stamp {
+                    seq,
+                    ns: 1000 + seq,
+                    thread: 1,
+                };
+                (stamp, op)
+            })
+            .collect();
+        p.ptrs = ptrs.to_vec();
+        p.names = vec![b"k".to_vec().into_boxed_slice()];
+        p
+    }
+
+    fn alloc(base: u64, size: u64) -> Op {
+        Op::Alloc {
+            api: id::HIP_MALLOC,
+            base,
+            size,
+        }
+    }
+
+    /// What a live range costs: its slab slot and its index entry (a
+    /// 12-byte key and slot in a B-tree node, about twice that with the
+    /// node's slack), the figure the README states.
+    #[test]
+    fn a_live_range_costs_about_a_hundred_and_twenty_bytes() {
+        let per_range = std::mem::size_of::<Slot>() + 24;
+        assert!(per_range <= 128, "{per_range} bytes");
+    }
+
+    /// Past the live cap, further allocations are counted and left out,
+    /// and the map keeps working; past the freed cap the oldest freed
+    /// ranges are forgotten.
+    #[test]
+    fn the_caps_bound_the_map_and_are_counted() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let n = MAX_LIVE as u64 + 10;
+        let events: Vec<(u64, Op)> = (0..n).map(|i| (i, alloc(0x1000 * (i + 1), 16))).collect();
+        m.apply(&piece(&events, &[]), None);
+        assert_eq!(m.live_count(), MAX_LIVE);
+        assert_eq!(m.totals.capped_allocations, 10);
+        let frees: Vec<(u64, Op)> = (0..MAX_LIVE as u64)
+            .map(|i| {
+                let op = Op::Free {
+                    api: id::HIP_FREE,
+                    ptr: 0x1000 * (i + 1),
+                };
+                (n + i, op)
+            })
+            .collect();
+        m.apply(&piece(&frees, &[]), None);
+        assert_eq!(m.live_count(), 0);
+        assert_eq!(
+            m.totals.forgotten_frees,
+            (MAX_LIVE - MAX_FREED) as u64,
+            "the oldest frees go"
+        );
+        // The first range was forgotten, the last is still known as freed.
+        assert_eq!(m.locate(0x1000), Hit::Nowhere);
+        assert!(matches!(m.locate(0x1000 * MAX_LIVE as u64), Hit::Freed(_)));
+        let (_, notes) = crate::archive::memory::MemorySection::of(&m.totals, 0);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    /// An allocation over a live range whose free was not recorded ends
+    /// it (not freed: no stale pointer), and the pointer cache never
+    /// answers for a range that died.
+    #[test]
+    fn an_allocation_over_a_live_range_supersedes_it_and_the_cache_follows() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let p = [Pointer {
+            arg: 0,
+            address: 0x2010,
+        }];
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        let free = Op::Free {
+            api: id::HIP_FREE,
+            ptr: 0x2000,
+        };
+        let events = [
+            (0, alloc(0x2000, 256)),
+            (1, launch),
+            (2, alloc(0x1f00, 1024)),
+            (3, launch),
+            (4, free),
+            (5, launch),
+        ];
+        m.apply(&piece(&events, &p), None);
+        assert_eq!(m.totals.superseded, 1);
+        assert_eq!(
+            m.totals.unmatched_frees, 1,
+            "0x2000 no longer starts a range"
+        );
+        assert_eq!(m.totals.stale_pointer_launches, 0);
+        assert_eq!(m.totals.unattributed_pointer_args, 0);
+        let free = Op::Free {
+            api: id::HIP_FREE,
+            ptr: 0x1f00,
+        };
+        m.apply(&piece(&[(6, free), (7, launch)], &p), None);
+        assert_eq!(m.totals.stale_pointer_launches, 1, "the cached range died");
+        let e = &m.totals.stale_examples[0];
+        assert_eq!((e.launch_seq, e.freed.unwrap().base), (7, 0x1f00));
+    }
+}

@@ -505,4 +505,47 @@ mod tests {
             }
         }
     }
+
+    /// The memory section the allocation map gives from `cutter`.
+    fn memory_of<C: Cutter>(cutter: C, workers: usize) -> MemorySection {
+        let map = OrderedMap::new(AllocationMap::new(Vec::new(), false), None);
+        decode_all(cutter, ApiTable::V7, workers, Some(&map)).unwrap();
+        let (m, _) = map.finish();
+        MemorySection::of(&m.totals, m.live_count()).0
+    }
+
+    /// The map depends on event order: pieces finished out of order by
+    /// several decoders are applied in stream order, so mapped windows and
+    /// read chunks of any size, at any number of decoders, give the map a
+    /// single decoder reading the file in order gives.
+    #[test]
+    fn the_allocation_map_is_the_same_at_any_number_of_decoders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stats = hrr_testkit::synth::write_big(tmp.path(), 1, 3 << 20).unwrap();
+        let events = tmp.path().join("pid-1/events.bin");
+        let len = fs::metadata(&events).unwrap().len();
+        let read = |chunk| {
+            let mut f = fs::File::open(&events).unwrap();
+            io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
+            EventChunks::new(f, 8, len - 8, chunk)
+        };
+        let expect = memory_of(read(CHUNK_BYTES), 1);
+        assert_eq!(expect.allocations, 1024 + stats.allocations);
+        assert_eq!(expect.frees, stats.frees);
+        assert!(expect.stale_pointer_launches > 0, "{expect:?}");
+        assert!(expect.unattributed_pointer_args > 0, "{expect:?}");
+        for workers in [2, 4] {
+            assert_eq!(memory_of(read(1000), workers), expect, "{workers} decoders");
+            #[cfg(target_os = "linux")]
+            {
+                let g = Geometry {
+                    align: 64 << 10,
+                    window: 128 << 10,
+                };
+                let open = fs::File::open(&events).unwrap();
+                let mapped = MappedChunks::new(open, 8, len, g).ok().unwrap();
+                assert_eq!(memory_of(mapped, workers), expect, "{workers} mapped");
+            }
+        }
+    }
 }
