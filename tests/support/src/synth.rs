@@ -182,7 +182,7 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
     for _ in 0..1024 {
         let r = next();
         let ptr = free_slots.swap_remove((r % free_slots.len() as u64) as usize);
-        ev.malloc(ptr, 4096 << (r >> 40) % 9);
+        ev.malloc(ptr, 4096 << ((r >> 40) % 9));
         live.push(ptr);
     }
     while written < target {
@@ -241,7 +241,7 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
             }
             85..=89 if !free_slots.is_empty() => {
                 let p = free_slots.swap_remove((r >> 16) as usize % free_slots.len());
-                ev.malloc(p, 4096 << (r >> 40) % 9);
+                ev.malloc(p, 4096 << ((r >> 40) % 9));
                 live.push(p);
                 stats.allocations += 1;
             }
