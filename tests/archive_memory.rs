@@ -429,3 +429,117 @@ fn no_archive_or_no_address_is_null() {
     let f: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(f["fault_allocation"], Value::Null);
 }
+
+#[test]
+fn archive_memory_lists_live_ranges_and_an_address_history() {
+    let sb = Sandbox::new();
+    let dir = archive(&sb, |ev| {
+        ev.malloc(BASE, 256)
+            .launch(
+                api::HIP_MODULE_LAUNCH_KERNEL,
+                &launch(KERNEL, vec![Arg::Pointer(BASE)]),
+            )
+            .free(BASE)
+            .malloc(BASE, 512)
+            .malloc(BASE + 0x1000, 64);
+    });
+    let json = |args: &[&str]| -> Value {
+        let out = sb
+            .hrr()
+            .args(["archive", "memory"])
+            .arg(&dir)
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).unwrap()
+    };
+    let at_end = json(&[]);
+    assert_eq!(at_end["live_total"], 2);
+    assert_eq!(at_end["live"][0]["size"], 512);
+    let at_1 = json(&["--at", "1"]);
+    assert_eq!(at_1["live_total"], 1);
+    assert_eq!(at_1["live"][0]["size"], 256);
+    assert_eq!(at_1["live"][0]["alloc_seq"], 0);
+    let h = json(&["--address", "0x7f91da000010"]);
+    let lives: Vec<(u64, Value)> = h["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["size"].as_u64().unwrap(), r["free_seq"].clone()))
+        .collect();
+    assert_eq!(lives, vec![(256, Value::from(2)), (512, Value::Null)]);
+    assert_eq!(h["passes"][0]["launch_seq"], 1);
+    assert_eq!(h["passes"][0]["kernel"], KERNEL);
+    assert_eq!(h["passes"][0]["live"], true);
+
+    let out = sb
+        .hrr()
+        .args(["archive", "memory"])
+        .arg(&dir)
+        .args(["--address", "0x7f91da000010"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "0x7f91da000000 256 bytes hipMalloc seq 0 thread 4242, freed by hipFree at seq 2"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("launch seq 1 crash_oob arg 0 = 0x7f91da000000 (live)"),
+        "{text}"
+    );
+
+    let bad = sb
+        .hrr()
+        .args(["archive", "memory"])
+        .arg(&dir)
+        .args(["--address", "nowhere"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(stderr(&bad).contains("expected an address like 0x7f91da001000"));
+}
+
+#[test]
+fn the_lua_binding_answers_the_same_document() {
+    let sb = Sandbox::new();
+    let dir = one_buffer(&sb);
+    let script = sb.write(
+        "mem.lua",
+        &format!(
+            "local m = hrr.archive.memory({:?}, {{ address = \"0x7f91da000010\" }})\n\
+             print(m.history[1].api .. ' ' .. m.history[1].size .. ' ' .. m.passes[1].kernel)\n\
+             local ok, err = pcall(hrr.archive.memory, {:?}, {{ address = true }})\n\
+             print(err)\n",
+            dir.display().to_string(),
+            dir.display().to_string()
+        ),
+    );
+    let out = sb.hrr().arg("run").arg(&script).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("hipMalloc 256 crash_oob"), "{text}");
+    assert!(
+        text.contains("hrr.archive.memory: address must be an integer or a string, got a boolean"),
+        "{text}"
+    );
+}
+
+#[test]
+fn info_without_the_map_has_a_null_memory_section() {
+    let sb = Sandbox::new();
+    let dir = one_buffer(&sb);
+    let out = sb
+        .hrr()
+        .args(["archive", "info", "--json", "--no-memory"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["memory"], Value::Null);
+    assert_eq!(info(&sb, &dir)["memory"]["live_at_end"], 1);
+}
