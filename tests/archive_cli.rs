@@ -80,6 +80,7 @@ fn crashed_example_json_has_the_design_fields() {
             "code_objects",
             "d2h_checks",
             "regions",
+            "memory",
             "manifest",
             "problems",
             "notes"
