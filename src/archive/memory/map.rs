@@ -634,6 +634,11 @@ impl Watch {
         if let Some(at) = self.at {
             if self.live_at.is_none() && stamp.seq > at {
                 self.snapshot(map);
+                if self.at_event.is_none() {
+                    // The event at `at` launched no kernel: the map just
+                    // before the first event past it.
+                    self.at_event = self.surroundings(map, Some(at), None);
+                }
             }
         }
         let Op::Launch {
@@ -672,8 +677,7 @@ impl Watch {
             self.snapshot(map);
         }
         if self.at.is_some() && self.at_event.is_none() {
-            // The event at `at` launches no kernel: the map just before the
-            // first event past it.
+            // No event came past `at`: the map at the end.
             self.at_event = self.surroundings(map, self.at, None);
         }
         self.at_end = self.surroundings(map, None, None);
@@ -839,5 +843,48 @@ mod tests {
         assert_eq!(m.totals.stale_pointer_launches, 1, "the cached range died");
         let e = &m.totals.stale_examples[0];
         assert_eq!((e.launch_seq, e.freed.unwrap().base), (7, 0x1f00));
+    }
+
+    /// A watched point at an event that launches nothing is the map just
+    /// before the first event past it; a watched kernel's point is its
+    /// last launch.
+    #[test]
+    fn watched_points_are_taken_where_they_fall() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let mut w = Watch {
+            at: Some(1),
+            address: Some(0x2010),
+            kernel: Some(b"k".to_vec()),
+            ..Watch::default()
+        };
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        let free = Op::Free {
+            api: id::HIP_FREE,
+            ptr: 0x2000,
+        };
+        let p = [Pointer {
+            arg: 0,
+            address: 0x2000,
+        }];
+        let events = [
+            (0, alloc(0x2000, 256)),
+            (1, free),
+            (2, alloc(0x2000, 64)),
+            (3, launch),
+        ];
+        m.apply(&piece(&events, &p), Some(&mut w));
+        w.end(&m);
+        let at = w.at_event.unwrap();
+        assert_eq!((at.seq, at.holding.len()), (Some(1), 0));
+        assert_eq!(at.freed.unwrap().freed.unwrap().seq, Some(1));
+        let k = w.at_kernel.unwrap();
+        assert_eq!(k.seq, Some(3));
+        assert_eq!(k.holding[0].size, 64, "reallocated before the launch");
+        assert_eq!(w.history.len(), 2);
+        assert_eq!(w.live_at.unwrap().1, 0, "nothing live after the free");
     }
 }
