@@ -201,9 +201,9 @@ pub enum ConfigCmd {
 pub struct RunArgs {
     /// The Lua file.
     pub script: PathBuf,
-    /// Arguments for the script (`hrr.args`).
+    /// Arguments for the script (`hrr.args`, byte for byte).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<String>,
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// Where `hrr replay` runs the player.

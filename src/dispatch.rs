@@ -165,7 +165,7 @@ fn not_builtin(
         return lua::run_workflow(
             Rc::new(ctx),
             &workflow,
-            lua::Invocation::with_args(rest.to_vec()),
+            lua::Invocation::with_args(rest.iter().map(Into::into).collect()),
         );
     }
     if let Some(path) = external::find(name) {

@@ -48,8 +48,11 @@ pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
         "output": args.output.as_ref().map(|o| o.display().to_string()),
     });
     let invocation = Invocation {
-        args: vec![archive.display().to_string()],
+        args: vec![archive.clone().into_os_string()],
         opts: opts.as_object().cloned().unwrap_or_default(),
+        path_opts: std::iter::once(("archive", crate::safety::resolve(archive)))
+            .chain(args.output.iter().map(|o| ("output", o.clone())))
+            .collect(),
         outputs: args.output.iter().cloned().collect(),
     };
     let ctx = Context { config, ..ctx };

@@ -3,9 +3,12 @@
 //! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
 
 use std::io::BufReader;
+use std::path::PathBuf;
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
+use mlua::{FromLua, Lua, Table, Value};
+
+use super::path::LuaPath;
 
 use super::finding::to_lua;
 use crate::classify::{ArchiveFacts, Classifier};
@@ -49,20 +52,19 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
             )));
         }
     }
-    let logs: Vec<String> = match opts.get::<Value>("logs")? {
+    let logs: Vec<PathBuf> = match opts.get::<Value>("logs")? {
         Value::Nil => Vec::new(),
-        Value::String(s) => vec![s.to_str()?.to_string()],
-        v => lua
-            .from_value(v)
-            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?,
+        s @ Value::String(_) => vec![LuaPath::from_lua(s, lua)?.0],
+        v => Vec::<LuaPath>::from_lua(v, lua)
+            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?
+            .into_iter()
+            .map(|p| p.0)
+            .collect(),
     };
     let archive: Option<ArchiveFacts> = match opts.get::<Value>("archive")? {
         Value::String(path) => {
-            let path = path.to_str()?.to_string();
-            Some(
-                crate::commands::classify::decode(std::path::Path::new(&path))
-                    .map_err(|e| err(format!("{e:#}")))?,
-            )
+            let path = LuaPath::from_lua(Value::String(path), lua)?.0;
+            Some(crate::commands::classify::decode(&path).map_err(|e| err(format!("{e:#}")))?)
         }
         _ => table_option(
             lua,
@@ -82,11 +84,12 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
     let mut c = Classifier::new();
     c.set_replay_skipped(opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false));
     for log in &logs {
-        let file = crate::user_input::open(std::path::Path::new(log))
-            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
-        c.begin_input(log.clone());
+        let shown = log.display().to_string();
+        let file = crate::user_input::open(log)
+            .map_err(|e| err(format!("cannot read replay log {shown}: {e}")))?;
+        c.begin_input(shown.clone());
         c.feed_reader(BufReader::with_capacity(256 * 1024, file))
-            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
+            .map_err(|e| err(format!("cannot read replay log {shown}: {e}")))?;
     }
     let finding = c.finish(archive.as_ref(), replay.as_ref(), preflight.as_ref());
     to_lua(lua, &finding)

@@ -14,12 +14,14 @@ mod fs;
 mod json;
 mod log;
 mod names;
+mod path;
 mod playback;
 mod preflight;
 mod render;
 mod replay;
 pub mod scripts;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -35,11 +37,14 @@ pub use scripts::Workflow;
 /// What a workflow is started with.
 #[derive(Clone, Debug, Default)]
 pub struct Invocation {
-    /// Positional arguments (`hrr.args`).
-    pub args: Vec<String>,
+    /// Positional arguments (`hrr.args`), passed byte for byte.
+    pub args: Vec<OsString>,
     /// Options parsed by a builtin front end such as `hrr triage`
     /// (`hrr.opts`; an empty table otherwise).
     pub opts: serde_json::Map<String, serde_json::Value>,
+    /// Options of `hrr.opts` that are paths, set as their exact bytes (a
+    /// name that is not UTF-8 must still open) over those in `opts`.
+    pub path_opts: Vec<(&'static str, PathBuf)>,
     /// Files outside the workdir the user named for writing (`-o FILE`);
     /// `hrr.fs.write` accepts exactly these besides the workdir.
     pub outputs: Vec<PathBuf>,
@@ -47,7 +52,7 @@ pub struct Invocation {
 
 impl Invocation {
     /// An invocation with only positional arguments.
-    pub fn with_args(args: Vec<String>) -> Invocation {
+    pub fn with_args(args: Vec<OsString>) -> Invocation {
         Invocation {
             args,
             ..Invocation::default()
@@ -56,7 +61,7 @@ impl Invocation {
 }
 
 /// Runs `hrr run FILE args…`.
-pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<String>) -> anyhow::Result<i32> {
+pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<OsString>) -> anyhow::Result<i32> {
     if !path.is_file() {
         return Err(anyhow!("no such Lua script: {}", path.display()));
     }

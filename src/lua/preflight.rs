@@ -1,11 +1,11 @@
 //! `hrr.preflight.check(archive, {mode=, image=, gpu=, strict_version=,
 //! strict_arch=})`: the preflight report as a table (the `--json` shape).
 
-use std::path::Path;
 use std::rc::Rc;
 
 use mlua::{Lua, Table};
 
+use super::path::LuaPath;
 use crate::context::Context;
 use crate::preflight::{self, PreflightOptions, ProbeMode};
 
@@ -15,12 +15,14 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
     let c = Rc::clone(ctx);
     t.set(
         "check",
-        lua.create_function(move |lua, (archive, opts): (String, Option<Table>)| {
-            let opts = options(&c, opts)?;
-            let report = preflight::check(&c, Path::new(&archive), &opts)
-                .map_err(|e| mlua::Error::runtime(format!("hrr.preflight.check: {e:#}")))?;
-            super::to_lua(lua, &report)
-        })?,
+        lua.create_function(
+            move |lua, (LuaPath(archive), opts): (LuaPath, Option<Table>)| {
+                let opts = options(&c, opts)?;
+                let report = preflight::check(&c, &archive, &opts)
+                    .map_err(|e| mlua::Error::runtime(format!("hrr.preflight.check: {e:#}")))?;
+                super::to_lua(lua, &report)
+            },
+        )?,
     )?;
     hrr.set("preflight", t)
 }

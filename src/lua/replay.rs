@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
 
+use super::path::LuaPath;
 use crate::context::Context;
 use crate::replay::{self, ReplayMode, ReplayRequest};
 
@@ -72,7 +73,11 @@ fn request(ctx: &Context, opts: &Table) -> anyhow::Result<(Context, ReplayReques
             other => anyhow::bail!("{key}: unexpected {}", other.type_name()),
         })
     };
-    let archive = text("archive")?.ok_or_else(|| anyhow::anyhow!("archive is required"))?;
+    let archive = opts
+        .get::<Option<LuaPath>>("archive")
+        .map_err(|e| anyhow::anyhow!("archive: {e}"))?
+        .ok_or_else(|| anyhow::anyhow!("archive is required"))?
+        .0;
     let config = ctx.config.with_flags(&[
         ("replay.mode", text("mode")?, "hrr.replay.run mode"),
         ("replay.gpu", text("gpu")?, "hrr.replay.run gpu"),
@@ -97,7 +102,10 @@ fn request(ctx: &Context, opts: &Table) -> anyhow::Result<(Context, ReplayReques
     if let Some(extra) = extra_args {
         req.extra_args.extend(extra);
     }
-    req.log = text("log")?.map(Into::into);
+    req.log = opts
+        .get::<Option<LuaPath>>("log")
+        .map_err(|e| anyhow::anyhow!("log: {e}"))?
+        .map(|p| p.0);
     let ctx = Context {
         config,
         ui: ctx.ui.clone(),
