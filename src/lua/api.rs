@@ -70,6 +70,7 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     super::replay::register(lua, &hrr, ctx)?;
     super::preflight::register(lua, &hrr, ctx)?;
     super::playback::register(lua, &hrr, ctx)?;
+    super::workflow::register(lua, &hrr, ctx)?;
     lua.globals().set("hrr", hrr)
 }
 

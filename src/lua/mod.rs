@@ -20,6 +20,7 @@ mod preflight;
 mod render;
 mod replay;
 pub mod scripts;
+mod workflow;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -69,7 +70,9 @@ pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<OsString>) -> anyhow::R
 }
 
 /// Runs a workflow; its integer return value is the exit code (nothing
-/// returned = 0).
+/// returned = 0). A chunk that returns a table is a preset such as
+/// `triage.lua`: its `run` step is called with `hrr.opts`, and what that
+/// returns is the exit code.
 pub fn run_workflow(
     ctx: Rc<Context>,
     workflow: &Workflow,
@@ -84,7 +87,11 @@ pub fn run_workflow(
         .load(text)
         .set_name(workflow.chunk_name())
         .set_mode(ChunkMode::Text)
-        .call::<mlua::Value>(());
+        .call::<mlua::Value>(())
+        .and_then(|value| match value {
+            mlua::Value::Table(steps) => run_steps(&lua, &steps),
+            other => Ok(other),
+        });
     if budget.spent() {
         return Err(anyhow!(budget.message()));
     }
@@ -109,6 +116,23 @@ pub fn run_workflow(
             workflow.chunk_name().trim_start_matches(['@', '='])
         )
     })
+}
+
+/// Calls `steps.run(hrr.opts)` of a workflow that returned a table of steps.
+fn run_steps(lua: &Lua, steps: &mlua::Table) -> mlua::Result<mlua::Value> {
+    let run = match steps.get::<mlua::Value>("run")? {
+        mlua::Value::Function(f) => f,
+        _ => {
+            return Err(mlua::Error::runtime(
+                "the workflow returned a table without a run function; return a number, or a table of steps with run(opts)",
+            ))
+        }
+    };
+    let opts = lua
+        .globals()
+        .get::<mlua::Table>("hrr")?
+        .get::<mlua::Value>("opts")?;
+    run.call::<mlua::Value>(opts)
 }
 
 /// A workflow's return value as a process exit code. The OS keeps only the
