@@ -193,6 +193,10 @@ pub enum ConfigCmd {
         /// The project file (.hrr/config.toml in the current directory).
         #[arg(long, group = "layer")]
         project: bool,
+        /// Write the embedded triage.lua into the user's (or, with
+        /// --project, the project's) scripts directory instead.
+        #[arg(long, conflicts_with = "site")]
+        scripts: bool,
     },
 }
 
@@ -283,7 +287,12 @@ pub enum FindingFormat {
 #[derive(Debug, Args)]
 pub struct TriageArgs {
     /// A `pid-*` process directory or a capture root.
-    pub archive: PathBuf,
+    #[arg(required_unless_present = "print_workflow")]
+    pub archive: Option<PathBuf>,
+    /// Print the triage.lua embedded in hrr (the preset a site's triage.lua
+    /// extends) and exit.
+    #[arg(long, exclusive = true)]
+    pub print_workflow: bool,
     /// Replay mode (config replay.mode).
     #[arg(long, value_enum, conflicts_with = "no_replay")]
     pub replay: Option<ReplayChoice>,

@@ -464,6 +464,26 @@ fn a_site_step_that_errors_is_reported_at_its_line() {
 }
 
 #[test]
+fn print_workflow_prints_the_embedded_preset_even_when_a_site_one_wins() {
+    let sb = Sandbox::new();
+    sb.write("xdg/hrr/scripts/triage.lua", "return 0\n");
+    let out = sb
+        .hrr()
+        .args(["triage", "--print-workflow"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/triage.lua"))
+            .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), source);
+    // Without the flag an archive is still required.
+    let out = sb.hrr().arg("triage").output().unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("<ARCHIVE>"), "{}", stderr(&out));
+}
+
+#[test]
 fn outputs_inside_the_archive_are_refused_before_any_work() {
     let w = World::new();
     let before = tree_snapshot(&w.root);

@@ -38,9 +38,21 @@ pub fn run(ctx: &Context, cmd: &ConfigCmd) -> anyhow::Result<i32> {
             Ok(0)
         }
         ConfigCmd::Get { key } => get(&ctx.config, key),
+        ConfigCmd::Init {
+            scripts: true,
+            project,
+            ..
+        } => {
+            let path = scripts_target(*project)?;
+            let workflow = crate::lua::scripts::embedded("triage")
+                .ok_or_else(|| anyhow!("the triage workflow is missing from this build of hrr"))?;
+            write_new(&path, &workflow.text()?)?;
+            ctx.ui.status(&format!("wrote {}", path.display()));
+            Ok(0)
+        }
         ConfigCmd::Init { site, project, .. } => {
             let path = init_target(*site, *project)?;
-            init(&path)?;
+            write_new(&path, &starter_text())?;
             ctx.ui.status(&format!("wrote {}", path.display()));
             Ok(0)
         }
@@ -130,12 +142,27 @@ fn init_target(site: bool, project: bool) -> anyhow::Result<PathBuf> {
         .ok_or_else(|| anyhow!("cannot tell where the user config dir is (no home directory)"))
 }
 
-/// Writes a starter file: the documented defaults with every setting
-/// commented out, so the file changes nothing until edited. Refuses to
-/// overwrite, and to write inside a capture archive.
-fn init(path: &std::path::Path) -> anyhow::Result<()> {
+/// Where `config init --scripts` writes `triage.lua`: the project's
+/// `.hrr/scripts/` in the current directory with `--project`, else the
+/// user's config dir `scripts/` (the directories `hrr triage` searches).
+fn scripts_target(project: bool) -> anyhow::Result<PathBuf> {
+    if project {
+        return Ok(std::env::current_dir()?
+            .join(".hrr")
+            .join("scripts")
+            .join("triage.lua"));
+    }
+    config::user_dir()
+        .map(|d| d.join("scripts").join("triage.lua"))
+        .ok_or_else(|| anyhow!("cannot tell where the user config dir is (no home directory)"))
+}
+
+/// Writes a starter file (a config, or the embedded `triage.lua`). Refuses
+/// to overwrite anything already at `path`, even a dangling symlink, and to
+/// write inside a capture archive.
+fn write_new(path: &std::path::Path, text: &str) -> anyhow::Result<()> {
     crate::safety::ensure_not_in_archive(path)?;
-    if path.exists() {
+    if path.symlink_metadata().is_ok() {
         bail!(
             "{} already exists; edit it, or remove it first",
             path.display()
@@ -144,13 +171,12 @@ fn init(path: &std::path::Path) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let starter = starter_text();
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .with_context(|| format!("cannot create {}", path.display()))?;
-    std::io::Write::write_all(&mut file, starter.as_bytes())
+    std::io::Write::write_all(&mut file, text.as_bytes())
         .with_context(|| format!("cannot write {}", path.display()))
 }
 

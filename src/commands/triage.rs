@@ -14,10 +14,19 @@ use crate::context::Context;
 use crate::lua::{self, Invocation};
 use crate::safety::ensure_outside;
 
-/// Runs the triage workflow for `args`.
+/// Runs the triage workflow for `args`, or prints the embedded one
+/// (`--print-workflow`).
 pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
+    if args.print_workflow {
+        let workflow = lua::scripts::embedded("triage")
+            .ok_or_else(|| anyhow!("the triage workflow is missing from this build of hrr"))?;
+        crate::ui::print(workflow.text()?)?;
+        return Ok(0);
+    }
     let config = ctx.config.with_flags(&flags(args))?;
-    let archive = &args.archive;
+    let Some(archive) = &args.archive else {
+        bail!("hrr triage needs an archive: a pid-* directory or a capture root");
+    };
     if !archive.is_dir() {
         bail!(
             "archive not found: {} (give a pid-* directory or a capture root)",
