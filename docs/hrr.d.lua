@@ -482,6 +482,6 @@ function hrr.playback.locate(opts) end
 hrr.workflow = {}
 
 ---What the workflow embedded in hrr under `name` returns: for "triage", a fresh table of its steps.
----@param name "triage"|string
+---@param name "triage"|"flaky"|string
 ---@return hrr.TriagePreset|any
 function hrr.workflow.embedded(name) end

@@ -10,8 +10,12 @@ use anyhow::Context as _;
 use crate::config::Config;
 
 /// The workflows shipped inside the binary: (name, file text). `triage` is
-/// the preset `hrr triage` runs.
-pub const EMBEDDED: &[(&str, &str)] = &[("triage", include_str!("../../scripts/triage.lua"))];
+/// the preset `hrr triage` runs; `flaky` is the example workflow of the
+/// README.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("triage", include_str!("../../scripts/triage.lua")),
+    ("flaky", include_str!("../../scripts/flaky.lua")),
+];
 
 /// The workflow embedded in the binary under `name`, whatever the scripts
 /// directories hold: what `hrr triage --print-workflow` prints and what
