@@ -1,7 +1,8 @@
 //! `hrr triage`: the builtin front end of the `triage` Lua workflow. It
 //! parses the flags, applies them to the config, refuses outputs inside the
-//! archive before any work starts, and runs `triage.lua` (a user's copy in a
-//! scripts directory, else the one embedded in `hrr`).
+//! archive before any work starts, and runs `triage.lua` (a site's one in a
+//! scripts directory, else the preset embedded in `hrr`, which
+//! `--print-workflow` prints).
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
