@@ -13,7 +13,8 @@
 //!   child's pid here;
 //! * `HRR_TEST_PID_FILE` — every replay writes the player's own pid here;
 //! * `HRR_TEST_DUMP_ENV` — every replay writes its argv, the replay
-//!   environment (`env`: every variable but `PATH` and `HRR_TEST_*`) and
+//!   environment (`env`: every variable but `PATH` and `HRR_TEST_*`;
+//!   `PATH` on its own) and
 //!   whether its streams are terminals here (JSON);
 //! * `HRR_TEST_READER_VERSION` — the format version `--version` reports;
 //! * `HRR_TEST_VERSION_ABORT` — `--version` aborts (SIGABRT) after its
@@ -294,6 +295,7 @@ fn write_side_files(argv: &[String]) {
             "HIP_VISIBLE_DEVICES": var("HIP_VISIBLE_DEVICES"),
             "HIP_HRR_REPLAY_PROGRESS_SECONDS": var("HIP_HRR_REPLAY_PROGRESS_SECONDS"),
             "LD_LIBRARY_PATH": var("LD_LIBRARY_PATH"),
+            "PATH": var("PATH"),
             "stdout_tty": std::io::stdout().is_terminal(),
             "stderr_tty": std::io::stderr().is_terminal(),
             "own_process_group": own_process_group(),
