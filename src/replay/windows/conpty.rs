@@ -21,6 +21,8 @@ use windows_sys::Win32::System::Pipes::CreatePipe;
 
 type CreateFn = unsafe extern "system" fn(COORD, HANDLE, HANDLE, u32, *mut HPCON) -> HRESULT;
 type CloseFn = unsafe extern "system" fn(HPCON);
+/// What `GetProcAddress` returns.
+type Proc = unsafe extern "system" fn() -> isize;
 
 /// The widest console ConPTY accepts (a `COORD` holds an `i16`).
 const COLUMNS: i16 = i16::MAX;
@@ -56,7 +58,7 @@ pub fn pipe() -> anyhow::Result<(OwnedHandle, OwnedHandle)> {
 }
 
 /// `kernel32!name`, when this Windows has it.
-fn kernel32(name: &std::ffi::CStr) -> Option<unsafe extern "system" fn() -> isize> {
+fn kernel32(name: &std::ffi::CStr) -> Option<Proc> {
     let module: Vec<u16> = "kernel32.dll\0".encode_utf16().collect();
     // SAFETY: kernel32 is loaded in every process; the names are
     // NUL-terminated.
@@ -80,8 +82,12 @@ impl PseudoConsole {
             return Ok(None);
         };
         // SAFETY: the two entry points have these documented signatures.
-        let (create, close): (CreateFn, CloseFn) =
-            unsafe { (std::mem::transmute(create), std::mem::transmute(close)) };
+        let (create, close) = unsafe {
+            (
+                std::mem::transmute::<Proc, CreateFn>(create),
+                std::mem::transmute::<Proc, CloseFn>(close),
+            )
+        };
         let (input_read, input_write) = pipe()?;
         let (output_read, output_write) = pipe()?;
         let mut handle: HPCON = 0;
