@@ -160,6 +160,7 @@
 ---@field grid? string
 ---@field workgroup? string
 ---@field replay_signal? integer
+---@field replay_exception? string
 ---@field replay_exit_code? integer
 ---@field timed_out_after_s? integer
 ---@field last_progress_kernel? string
@@ -224,6 +225,7 @@ function Finding:next_step(text) end
 ---@field log string
 ---@field exit_code? integer
 ---@field signal? integer
+---@field exception? string
 ---@field timed_out boolean
 ---@field duration_s number
 ---@field command string[]

@@ -163,8 +163,11 @@ fn explanation(f: &Finding) -> String {
             format!("the replay stopped early without a GPU fault line (see the notes){kernel}.")
         }
         FaultClass::ReplayCrashed => format!(
-            "the replay process died on signal {} without a verdict: the run failed, not the workload; no kernel is implicated.",
-            num(f.replay_signal)
+            "the replay process died on {} without a verdict: the run failed, not the workload; no kernel is implicated.",
+            match (&f.replay_exception, f.replay_signal) {
+                (Some(code), None) => format!("exception {code}"),
+                _ => format!("signal {}", num(f.replay_signal)),
+            }
         ),
         FaultClass::Hang => match f.timed_out_after_s {
             Some(s) => format!("the replay made no progress and was stopped after {s} s{kernel}."),

@@ -297,6 +297,10 @@ fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, p
 fn fill_replay(f: &mut Finding, e: &Evidence, replay: Option<&ReplayInfo>, book: &mut NameBook) {
     f.replay_exit_code = replay.and_then(|r| r.exit_code);
     f.replay_signal = e.signal_marker.or(replay.and_then(|r| r.signal));
+    f.replay_exception = e
+        .exception_marker
+        .clone()
+        .or_else(|| replay.and_then(|r| r.exception.clone()));
     f.timed_out_after_s = e.timeout_marker.or(e.wall_limit_s).or_else(|| {
         replay
             .filter(|r| r.timed_out)
@@ -475,7 +479,8 @@ fn decide(
     if e.replay_aborted {
         return (Outcome::Abort, C::ReplayAborted);
     }
-    if signal.is_some() {
+    let exception = e.exception_marker.is_some() || replay.is_some_and(|r| r.exception.is_some());
+    if signal.is_some() || exception {
         return (Outcome::Abort, C::ReplayCrashed);
     }
     let replay_evidence = replay.is_some()

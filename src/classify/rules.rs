@@ -577,6 +577,13 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
             e.signal_marker = c[1].parse().ok();
         },
     ),
+    (
+        r"^\[hrr\] replay crashed with (0x[0-9A-F]{8}) \(",
+        true,
+        |c, _, e, _| {
+            e.exception_marker = Some(c[1].to_string());
+        },
+    ),
 ];
 
 static RULES: LazyLock<Rules> = LazyLock::new(|| {

@@ -150,8 +150,12 @@ impl Config {
         };
         let (profiled, plain): (Vec<_>, Vec<_>) =
             settings.into_iter().partition(|s| s.profile.is_some());
-        for s in defaults.into_iter().chain(plain) {
+        for mut s in defaults.into_iter().chain(plain) {
             let origin = if matches!(&s.origin, Origin::File { path: p, .. } if p == path) {
+                // Windows has no GPU device node to check before a replay.
+                if cfg!(windows) && s.key == "replay.kfd" {
+                    s.value = toml::Value::String(String::new());
+                }
                 Origin::Default
             } else {
                 s.origin.clone()

@@ -2,13 +2,15 @@
 //! bounded by a timeout, and record everything it printed and how it ended
 //! (DESIGN §7, §8).
 //!
-//! The player runs in its own process group on a pseudo-terminal, so the C
-//! runtime line-buffers its stdout and nothing is lost when the ROCm runtime
-//! calls `abort()` on a GPU fault (a pipe makes stdout block-buffered and the
-//! buffered lines die with the process). Every line goes to the log as it
-//! arrives; the log ends with the runner's stop markers:
-//! `[hrr] replay timed out after <N>s`, `[hrr] replay killed by signal <N>`,
-//! `[hrr] replay exited with code <N>`, or
+//! On Unix the player runs in its own process group on a pseudo-terminal,
+//! so the C runtime line-buffers its stdout and nothing is lost when the
+//! ROCm runtime calls `abort()` on a GPU fault (a pipe makes stdout
+//! block-buffered and the buffered lines die with the process). On Windows
+//! it runs on a pseudo console in a kill-on-close Job object ([`windows`]).
+//! Every line goes to the log as it arrives; the log ends with the runner's
+//! stop markers: `[hrr] replay timed out after <N>s`,
+//! `[hrr] replay killed by signal <N>`, `[hrr] replay crashed with <code>
+//! (<meaning>)` (Windows), `[hrr] replay exited with code <N>`, or
 //! `[hrr] replay interrupted: hrr received signal <N>`.
 
 #[cfg(unix)]
@@ -22,12 +24,12 @@ pub mod gpu;
 mod interrupt;
 mod logfile;
 pub mod native;
-#[cfg(unix)]
 mod progress;
-#[cfg(unix)]
 mod sink;
 mod target;
 pub mod visible;
+#[cfg(windows)]
+mod windows;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -165,6 +167,9 @@ pub struct ReplayResult {
     /// The signal that killed the player (in docker mode also read from
     /// the client's exit 128 + N).
     pub signal: Option<i32>,
+    /// The Windows exception code the player crashed with (`0xC0000005`;
+    /// an abort is `0xC0000409` or the legacy `0x00000003`).
+    pub exception: Option<String>,
     /// The runner's timeout stopped it.
     pub timed_out: bool,
     /// Wall time of the replay in seconds.
@@ -244,6 +249,7 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
         log: log_path,
         exit_code: ending.end.exit_code(),
         signal: ending.end.signal(),
+        exception: ending.end.exception(),
         timed_out: ending.timed_out,
         duration_s: started.elapsed().as_secs_f64(),
         command,
@@ -275,9 +281,9 @@ pub fn interrupted() -> Option<i32> {
     {
         interrupt::pending()
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        None
+        windows::interrupted()
     }
 }
 
@@ -296,7 +302,22 @@ struct Ending {
     markers: Vec<String>,
 }
 
-#[cfg(unix)]
+/// What a platform's capture reports when the player is gone.
+struct Stopped {
+    /// How the player ended.
+    end: PlayerEnd,
+    /// The timeout stopped it.
+    timed_out: bool,
+    /// `hrr` was interrupted (this signal; on Windows the console event's
+    /// counterpart) and stopped it.
+    interrupted: Option<i32>,
+    /// Notes for the log's end: how the output was captured, when it may
+    /// be incomplete.
+    notes: Vec<String>,
+}
+
+/// Creates the log, runs `launch` through this platform's capture and ends
+/// the log with the stop markers.
 fn spawn_and_capture(
     ctx: &Context,
     launch: &Launch,
@@ -306,7 +327,7 @@ fn spawn_and_capture(
     let file = sink::create(log_path)?;
     let progress = (ctx.ui.stderr_is_tty() && !ctx.ui.quiet()).then(progress::Display::new);
     let mut sink = sink::LineSink::new(file, ctx.ui.verbose() && !ctx.ui.quiet(), progress);
-    let stopped = match capture::run(launch, &mut sink, timeout) {
+    let stopped = match capture(launch, &mut sink, timeout) {
         Ok(s) => s,
         Err(e) => {
             sink.abandon();
@@ -314,8 +335,11 @@ fn spawn_and_capture(
             return Err(e);
         }
     };
-    let end = PlayerEnd::from_status(launch.status_source, stopped.exit_code, stopped.signal);
-    let mut markers = Vec::new();
+    for note in &stopped.notes {
+        ctx.ui.warn(note);
+    }
+    let mut markers = stopped.notes.clone();
+    let end = stopped.end;
     if let Some(sig) = stopped.interrupted {
         markers.push(format!(
             "[hrr] replay interrupted: hrr received signal {sig}"
@@ -328,6 +352,8 @@ fn spawn_and_capture(
         ));
     } else if let Some(sig) = end.signal() {
         markers.push(format!("[hrr] replay killed by signal {sig}"));
+    } else if let Some(marker) = end.crash_marker() {
+        markers.push(marker);
     }
     if let Some(code) = end.exit_code() {
         markers.push(format!("[hrr] replay exited with code {code}"));
@@ -342,9 +368,31 @@ fn spawn_and_capture(
     })
 }
 
-/// Why a replay cannot run here: capture needs a pseudo-terminal and
-/// process groups, which this version has only on Unix.
-const CAPTURE_UNSUPPORTED: &str = "replay needs a Linux host in this version of hrr (pseudo-terminal capture and process groups); run `hrr triage --no-replay` here and replay on the GPU host";
+/// The Unix capture: a pty for stdout, a process group, the supervisor.
+#[cfg(unix)]
+fn capture(
+    launch: &Launch,
+    sink: &mut sink::LineSink,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Stopped> {
+    let s = capture::run(launch, sink, timeout)?;
+    Ok(Stopped {
+        end: PlayerEnd::from_status(launch.status_source, s.exit_code, s.signal),
+        timed_out: s.timed_out,
+        interrupted: s.interrupted,
+        notes: Vec::new(),
+    })
+}
+
+/// The Windows capture: a pseudo console and a kill-on-close Job object.
+#[cfg(windows)]
+fn capture(
+    launch: &Launch,
+    sink: &mut sink::LineSink,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Stopped> {
+    windows::run(launch, sink, timeout)
+}
 
 /// Why docker replay cannot run on Windows.
 const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host";
@@ -355,18 +403,5 @@ fn ensure_supported(mode: ReplayMode) -> anyhow::Result<()> {
     if cfg!(windows) && mode == ReplayMode::Docker {
         bail!(DOCKER_ON_WINDOWS);
     }
-    if cfg!(not(unix)) {
-        bail!(CAPTURE_UNSUPPORTED);
-    }
     Ok(())
-}
-
-#[cfg(not(unix))]
-fn spawn_and_capture(
-    _ctx: &Context,
-    _launch: &Launch,
-    _log_path: &Path,
-    _timeout: Option<Duration>,
-) -> anyhow::Result<Ending> {
-    bail!(CAPTURE_UNSUPPORTED)
 }
