@@ -3,8 +3,8 @@
 //! DESIGN §6 rules, and the kernel attribution fallback order.
 
 use super::advice;
+use super::archive_summary::ArchiveFacts;
 use super::evidence::{Evidence, Launch};
-use super::facts::ArchiveFacts;
 use super::names::{self, Resolved};
 use super::InputRecord;
 use crate::finding::{
