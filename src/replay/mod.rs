@@ -29,6 +29,8 @@ mod sink;
 mod target;
 pub mod visible;
 
+pub use command::PROGRESS_ENV;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
