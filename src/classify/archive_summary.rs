@@ -4,6 +4,7 @@
 //! both sides only share the documented schema. Every field has a serde
 //! default, so a partial document (or a future one with more fields) loads.
 
+use crate::archive::ArchiveKind;
 use crate::finding::{ArchiveHealth, CaptureInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,8 +79,8 @@ pub struct ProcessFacts {
 pub struct ArchiveFacts {
     /// Schema version of the document.
     pub schema_version: u32,
-    /// `process` or `root`.
-    pub kind: String,
+    /// A process or a root document.
+    pub kind: ArchiveKind,
     /// Absolute archive path.
     pub path: Option<String>,
     /// Process id (process archives).
@@ -149,7 +150,7 @@ fn lenient_u64(v: Option<&Value>) -> Option<u64> {
 impl ArchiveFacts {
     /// Archive health as the finding reports it.
     pub fn health(&self) -> ArchiveHealth {
-        let processes = if self.kind == "root" {
+        let processes = if self.kind == ArchiveKind::Root {
             self.processes.iter().map(|p| p.pid).collect()
         } else {
             self.pid.into_iter().collect()
@@ -228,7 +229,7 @@ impl ArchiveFacts {
 
     /// Process ids of a root with several processes.
     pub fn other_processes(&self) -> Vec<u64> {
-        if self.kind == "root" && self.processes.len() > 1 {
+        if self.kind == ArchiveKind::Root && self.processes.len() > 1 {
             self.processes.iter().map(|p| p.pid).collect()
         } else {
             Vec::new()
