@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::archive::format::manifest::ProcessState;
+use crate::archive::format::manifest::{CaptureMetadata, ProcessState};
 
 /// JSON schema version of both documents.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -165,6 +165,11 @@ pub struct ArchiveSummary {
     pub regions: RegionSummary,
     /// The per-process manifest as parsed, or null.
     pub manifest: Option<Value>,
+    /// The manifest's `metadata`, read once for the reports; not part of
+    /// the document, which carries it inside `manifest` as written.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub capture: Option<CaptureMetadata>,
     /// Health problems; empty when healthy.
     pub problems: Vec<Problem>,
     /// Facts worth knowing that are not problems.

@@ -278,6 +278,7 @@ fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
         d2h_checks: 0,
         regions: RegionSummary::default(),
         manifest: manifest_state.value().cloned(),
+        capture: manifest_state.capture_metadata().ok(),
         problems: Vec::new(),
         notes: Vec::new(),
     }
