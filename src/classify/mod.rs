@@ -16,6 +16,7 @@ mod finalize;
 mod hot_lines;
 mod info_tables;
 mod names;
+mod preflight_view;
 mod rules;
 
 pub use archive_summary::ArchiveFacts;
