@@ -10,6 +10,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod dispatch;
+pub mod docker_env;
 pub mod error;
 pub mod external;
 pub mod finding;

@@ -21,5 +21,7 @@ mod resolve;
 pub mod summary;
 
 pub use self::resolve::{info, list_root, resolve, single_process, ArchiveRef, Info};
-pub use self::summary::document::{ArchiveSummary, Problem, ProcessEntry, RootListing};
+pub use self::summary::document::{
+    ArchiveKind, ArchiveSummary, Problem, ProcessEntry, RootListing,
+};
 pub use self::summary::pass::summarize;

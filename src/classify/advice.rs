@@ -2,8 +2,8 @@
 //! upstream-triage.md §7.5 and §9). Everything written here is plain text:
 //! the renderer escapes it, so no markdown is embedded.
 
+use super::archive_summary::ArchiveFacts;
 use super::evidence::{Evidence, Launch, NullArg};
-use super::facts::ArchiveFacts;
 use super::finalize::Reading;
 use super::names::{self, same_kernel};
 use crate::finding::{

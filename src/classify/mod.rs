@@ -10,16 +10,17 @@
 //! input has been read, so input order does not matter.
 
 mod advice;
+pub mod archive_summary;
 pub mod evidence;
-pub mod facts;
-mod fast;
 mod finalize;
-mod info;
+mod hot_lines;
+mod info_tables;
 mod names;
+mod preflight_view;
 mod rules;
 
+pub use archive_summary::ArchiveFacts;
 pub use evidence::Evidence;
-pub use facts::ArchiveFacts;
 
 use crate::finding::{Finding, ReplayInfo};
 use anyhow::Context as _;

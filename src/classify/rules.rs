@@ -10,7 +10,7 @@
 //! matching rules computed.
 
 use super::evidence::*;
-use super::info::{table_row, Section};
+use super::info_tables::{table_row, Section};
 use crate::finding::CauseKind;
 use regex::{Captures, Regex, RegexSet};
 use std::sync::LazyLock;
@@ -730,7 +730,7 @@ pub(crate) fn apply(line: &str, e: &mut Evidence, st: &mut InputState) {
         return;
     }
     if let Some(rest) = line.strip_prefix("[HRR") {
-        if super::fast::apply(rest, e) {
+        if super::hot_lines::apply(rest, e) {
             st.replay_lines += 1;
             e.replay_lines += 1;
             return;

@@ -76,7 +76,7 @@ fn api_filter(table: ApiTable, name: &str) -> anyhow::Result<u16> {
 
 fn events(ctx: &Context, args: &ArchiveEventsArgs) -> anyhow::Result<i32> {
     let target = archive::resolve(&args.archive)?;
-    if target.kind == "root" && target.processes.len() > 1 {
+    if target.kind == crate::archive::ArchiveKind::Root && target.processes.len() > 1 {
         ctx.ui.status(&format!(
             "{} processes in this root; showing pid {} ({})",
             target.processes.len(),

@@ -31,6 +31,8 @@ pub mod visible;
 #[cfg(windows)]
 mod windows;
 
+pub use command::PROGRESS_ENV;
+
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
