@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::ui::ColorChoice;
+use hrr::render::Format;
+use hrr::schema::Document;
+use hrr::ui::ColorChoice;
 
 /// hrr: decode and triage HRR (HIP Record & Replay) capture archives.
 #[derive(Debug, Parser)]
@@ -133,7 +135,7 @@ pub enum Builtin {
         /// `archive info --json`, `preflight --json`, or one line of
         /// `archive events --json`.
         #[arg(value_enum)]
-        document: SchemaDocument,
+        document: Document,
     },
 
     /// Serve hrr's tools to an agent over the Model Context Protocol (stdio).
@@ -163,7 +165,7 @@ pub struct McpArgs {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::config::schema::parse_duration(s).map_err(|e| e.to_string())
+    hrr::config::schema::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// `hrr config …`.
@@ -256,29 +258,6 @@ pub enum ReplayChoice {
     Docker,
 }
 
-/// A machine-readable output of `hrr` that `hrr schema` describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SchemaDocument {
-    /// A finding, as `hrr triage --format json`, `hrr classify --format json`
-    /// and `hrr render --format json` print it.
-    Finding,
-    /// `hrr archive info --json`: a process summary or a capture-root listing.
-    ArchiveInfo,
-    /// `hrr preflight --json`.
-    Preflight,
-    /// One line of `hrr archive events --json`: a decoded event.
-    Events,
-}
-
-/// Output format of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FindingFormat {
-    /// The chat template, then details.
-    Markdown,
-    /// The stable JSON schema.
-    Json,
-}
-
 /// `hrr triage <archive> …`.
 #[derive(Debug, Args)]
 pub struct TriageArgs {
@@ -310,7 +289,7 @@ pub struct TriageArgs {
     pub output: Option<PathBuf>,
     /// Finding format on stdout and in files (config output.format).
     #[arg(long, value_enum)]
-    pub format: Option<FindingFormat>,
+    pub format: Option<Format>,
     /// Triage every process of a capture root, plus a summary table.
     #[arg(long)]
     pub all: bool,
@@ -343,7 +322,7 @@ pub struct ClassifyArgs {
     pub archive_info: Option<PathBuf>,
     /// Finding format (config output.format).
     #[arg(long, value_enum)]
-    pub format: Option<FindingFormat>,
+    pub format: Option<Format>,
     /// Write the finding to FILE (mode 0600) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -356,7 +335,7 @@ pub struct RenderArgs {
     pub finding: PathBuf,
     /// Output format (config output.format).
     #[arg(long, value_enum)]
-    pub format: Option<FindingFormat>,
+    pub format: Option<Format>,
 }
 
 /// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs
@@ -368,7 +347,7 @@ pub struct PreflightArgs {
     /// Probe this machine or a docker image (default: what a replay would
     /// use: docker when docker.image is set and replay.mode is auto/docker).
     #[arg(long, value_enum)]
-    pub mode: Option<crate::preflight::ProbeMode>,
+    pub mode: Option<hrr::preflight::ProbeMode>,
     /// The docker image to probe (sets docker.image).
     #[arg(long, value_name = "IMG")]
     pub image: Option<String>,

@@ -15,11 +15,13 @@ pub mod facts;
 mod fast;
 mod finalize;
 mod info;
+mod inputs;
 mod names;
 mod rules;
 
 pub use evidence::Evidence;
 pub use facts::ArchiveFacts;
+pub use inputs::{archive_facts, archive_root, summary_facts};
 
 use crate::finding::{Finding, ReplayInfo};
 use anyhow::Context as _;

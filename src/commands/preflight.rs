@@ -2,9 +2,9 @@
 //! ok/warnings, 1 blocked, 2 confirmation needed (DESIGN §3.1).
 
 use crate::cli::PreflightArgs;
-use crate::context::Context;
-use crate::error::Failure;
-use crate::preflight::{self, PreflightOptions, ProbeMode, Status};
+use hrr::context::Context;
+use hrr::error::Failure;
+use hrr::preflight::{self, PreflightOptions, ProbeMode, Status};
 
 /// Runs the preflight and prints the report (markdown, or JSON with `--json`).
 pub fn run(ctx: &Context, args: &PreflightArgs) -> anyhow::Result<i32> {
@@ -35,9 +35,9 @@ pub fn run(ctx: &Context, args: &PreflightArgs) -> anyhow::Result<i32> {
     };
     let report = preflight::check(&ctx, &args.archive, &opts)?;
     if args.json {
-        crate::ui::print(serde_json::to_string_pretty(&report)? + "\n")?;
+        hrr::ui::print(serde_json::to_string_pretty(&report)? + "\n")?;
     } else {
-        crate::ui::print(report.to_markdown())?;
+        hrr::ui::print(report.to_markdown())?;
     }
     match report.status {
         Status::Blocked => Err(Failure::new(

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use anyhow::bail;
 
 use crate::cli::{ReplayArgs, ReplayModeArg};
-use crate::context::Context;
-use crate::output_file::Destination;
-use crate::replay::{self, ReplayMode, ReplayRequest, ReplayResult};
+use hrr::context::Context;
+use hrr::output_file::Destination;
+use hrr::replay::{self, ReplayMode, ReplayRequest, ReplayResult};
 
 /// Runs `hrr replay`.
 pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
@@ -44,20 +44,20 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
     }
     let result = replay::run(&ctx, &req)?;
     if args.json {
-        crate::ui::print(serde_json::to_string_pretty(&result)? + "\n")?;
+        hrr::ui::print(serde_json::to_string_pretty(&result)? + "\n")?;
     } else {
-        crate::ui::print(markdown(&args.archive.display().to_string(), &result))?;
+        hrr::ui::print(markdown(&args.archive.display().to_string(), &result))?;
     }
     Ok(0)
 }
 
 /// Where `hrr replay --log PATH` writes: by the rule of every named output
-/// ([`crate::output_file`]), a regular file or a new one, through any
+/// ([`hrr::output_file`]), a regular file or a new one, through any
 /// symlink. A device or a pipe is refused, because the log is streamed into
 /// a file that is made private (0600) and removed when the replay cannot
 /// start, which must never happen to a device node.
 fn log_file(path: &Path) -> anyhow::Result<PathBuf> {
-    match crate::output_file::open(path)? {
+    match hrr::output_file::open(path)? {
         Destination::File(real) => Ok(real),
         Destination::Stream { .. } => bail!(
             "cannot write the replay log to {}: it is a device or a pipe, and the replay log must be a regular file; name a file (and read it with `tail -f`)",
@@ -74,7 +74,7 @@ fn markdown(archive: &str, r: &ReplayResult) -> String {
         ReplayMode::Docker => "docker",
     };
     let mut out = String::new();
-    let _ = writeln!(out, "## HRR replay — {}\n", crate::ui::inert(archive));
+    let _ = writeln!(out, "## HRR replay — {}\n", hrr::ui::inert(archive));
     let _ = writeln!(out, "| | |\n|---|---|");
     let rows = [
         ("mode", mode.to_string()),
@@ -90,11 +90,7 @@ fn markdown(archive: &str, r: &ReplayResult) -> String {
         ("log", r.log.display().to_string()),
     ];
     for (k, v) in rows {
-        let _ = writeln!(
-            out,
-            "| {k} | {} |",
-            crate::ui::inert(&v).replace('|', "\\|")
-        );
+        let _ = writeln!(out, "| {k} | {} |", hrr::ui::inert(&v).replace('|', "\\|"));
     }
     out
 }

@@ -3,16 +3,16 @@
 //! archive before any work starts, and runs `triage.lua` (a user's copy in a
 //! scripts directory, else the one embedded in `hrr`).
 
-use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use anyhow::{anyhow, bail};
 use serde_json::json;
 
-use crate::cli::{FindingFormat, ReplayChoice, TriageArgs};
-use crate::context::Context;
-use crate::lua::{self, Invocation};
-use crate::safety::ensure_outside;
+use crate::cli::{ReplayChoice, TriageArgs};
+use hrr::context::Context;
+use hrr::lua::{self, Invocation};
+use hrr::render::Format;
+use hrr::safety::ensure_outside;
 
 /// Runs the triage workflow for `args`.
 pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
@@ -24,8 +24,8 @@ pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
             archive.display()
         );
     }
-    let root = archive_root(archive);
-    let workdir = crate::workdir::configured(&config);
+    let root = hrr::safety::archive_root(archive);
+    let workdir = hrr::workdir::configured(&config);
     ensure_outside(&workdir, &root)?;
     if let Some(output) = &args.output {
         ensure_outside(output, &root)?;
@@ -36,12 +36,12 @@ pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
     let _output = args
         .output
         .as_deref()
-        .map(crate::output_file::open)
+        .map(hrr::output_file::open)
         .transpose()?;
     let workflow = lua::scripts::find(&config, "triage")
         .ok_or_else(|| anyhow!("the triage workflow is missing from this build of hrr"))?;
     let opts = json!({
-        "archive": crate::safety::resolve(archive).display().to_string(),
+        "archive": hrr::safety::resolve(archive).display().to_string(),
         "all": args.all,
         "no_replay": args.no_replay,
         "exit_code": args.exit_code,
@@ -56,20 +56,6 @@ pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
     lua::run_workflow(Rc::new(ctx), &workflow, invocation)
 }
 
-/// The directory that must never be written into: the capture root when
-/// `archive` is a `pid-*` directory, else `archive` itself.
-pub fn archive_root(archive: &Path) -> PathBuf {
-    let resolved = crate::safety::resolve(archive);
-    let is_process = resolved
-        .file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("pid-"));
-    match resolved.parent() {
-        Some(parent) if is_process => parent.to_path_buf(),
-        _ => resolved,
-    }
-}
-
 fn flags(args: &TriageArgs) -> Vec<(&'static str, Option<String>, &'static str)> {
     let replay = args.replay.map(|r| {
         match r {
@@ -81,8 +67,8 @@ fn flags(args: &TriageArgs) -> Vec<(&'static str, Option<String>, &'static str)>
     });
     let format = args.format.map(|f| {
         match f {
-            FindingFormat::Markdown => "markdown",
-            FindingFormat::Json => "json",
+            Format::Markdown => "markdown",
+            Format::Json => "json",
         }
         .to_string()
     });

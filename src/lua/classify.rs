@@ -60,7 +60,7 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
         Value::String(path) => {
             let path = path.to_str()?.to_string();
             Some(
-                crate::commands::classify::decode(std::path::Path::new(&path))
+                crate::classify::archive_facts(std::path::Path::new(&path))
                     .map_err(|e| err(format!("{e:#}")))?,
             )
         }

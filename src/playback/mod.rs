@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::context::Context;
-use crate::preflight::smi::is_executable;
+use crate::executable::is_executable;
 use crate::subprocess::{self, ExecOptions};
 
 /// Time limit of `hrr-playback --version` (it never touches the GPU).
