@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use hrr::render::Format;
+use hrr::replay::{GpuChoice, Overrides, ReplayMode, SyncMode};
 use hrr::schema::Document;
 use hrr::ui::ColorChoice;
 
@@ -208,15 +209,6 @@ pub struct RunArgs {
     pub args: Vec<String>,
 }
 
-/// Where `hrr replay` runs the player.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReplayModeArg {
-    /// On this host (needs a readable /dev/kfd).
-    Native,
-    /// In docker.image.
-    Docker,
-}
-
 /// `hrr replay <archive> … [-- extra hrr-playback args]`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -225,7 +217,7 @@ pub struct ReplayArgs {
     /// Where to run the player (default: replay.mode; auto = docker when
     /// docker.image is set, else native).
     #[arg(long, value_enum, value_name = "MODE")]
-    pub replay: Option<ReplayModeArg>,
+    pub replay: Option<ReplayMode>,
     /// Do not pass a sync flag (replay.sync = none).
     #[arg(long)]
     pub no_sync: bool,
@@ -246,18 +238,6 @@ pub struct ReplayArgs {
     pub extra: Vec<String>,
 }
 
-/// How `hrr triage` replays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReplayChoice {
-    /// Docker if `docker.image` is set, else native if the GPU device is
-    /// readable and a player is found, else metadata-only.
-    Auto,
-    /// `hrr-playback` on this host.
-    Native,
-    /// `hrr-playback` inside `docker.image`.
-    Docker,
-}
-
 /// `hrr triage <archive> …`.
 #[derive(Debug, Args)]
 pub struct TriageArgs {
@@ -265,7 +245,7 @@ pub struct TriageArgs {
     pub archive: PathBuf,
     /// Replay mode (config replay.mode).
     #[arg(long, value_enum, conflicts_with = "no_replay")]
-    pub replay: Option<ReplayChoice>,
+    pub replay: Option<ReplayMode>,
     /// Metadata only: decode and preflight, no replay.
     #[arg(long)]
     pub no_replay: bool,
@@ -443,4 +423,41 @@ pub struct ArchiveEventsArgs {
     /// Only events of this API (e.g. hipModuleLaunchKernel, or unknown(<id>)).
     #[arg(long, value_name = "NAME")]
     pub api: Option<String>,
+}
+
+/// The flag of `hrr replay` and `hrr triage` that sets an
+/// [`Overrides`] field, as the config names it as the value's origin.
+pub fn replay_flag(field: &str) -> String {
+    match field {
+        "mode" => "--replay".to_string(),
+        "sync" => "--no-sync".to_string(),
+        other => format!("--{other}"),
+    }
+}
+
+impl ReplayArgs {
+    /// The replay settings these flags give on top of the config.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            mode: self.replay,
+            gpu: self.gpu.map(GpuChoice::Ordinal),
+            timeout: self.timeout.clone(),
+            sync: self.no_sync.then_some(SyncMode::None),
+            ..Overrides::default()
+        }
+    }
+}
+
+impl TriageArgs {
+    /// The replay settings these flags give on top of the config.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            mode: self.replay,
+            gpu: self.gpu.map(GpuChoice::Ordinal),
+            timeout: self.timeout.clone(),
+            sync: self.no_sync.then_some(SyncMode::None),
+            image: self.image.clone(),
+            ..Overrides::default()
+        }
+    }
 }

@@ -27,6 +27,14 @@ pub enum Format {
 }
 
 impl Format {
+    /// The config value (`output.format`) and flag word of this format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Json => "json",
+        }
+    }
+
     /// The format a command prints in: its `--format` flag when given, else
     /// config `output.format`, else markdown.
     pub fn chosen(config: &crate::config::Config, flag: Option<Format>) -> anyhow::Result<Format> {

@@ -11,27 +11,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
-use crate::cli::{ReplayArgs, ReplayModeArg};
+use crate::cli::ReplayArgs;
 use hrr::context::Context;
 use hrr::output_file::Destination;
-use hrr::replay::{self, ReplayMode, ReplayRequest, ReplayResult};
+use hrr::replay::{self, ReplayRequest, ReplayResult};
 
 /// Runs `hrr replay`.
 pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
-    let mode = args.replay.map(|m| match m {
-        ReplayModeArg::Native => "native".to_string(),
-        ReplayModeArg::Docker => "docker".to_string(),
-    });
-    let config = ctx.config.with_flags(&[
-        ("replay.mode", mode, "--replay"),
-        ("replay.gpu", args.gpu.map(|g| g.to_string()), "--gpu"),
-        ("replay.timeout", args.timeout.clone(), "--timeout"),
-        (
-            "replay.sync",
-            args.no_sync.then(|| "none".to_string()),
-            "--no-sync",
-        ),
-    ])?;
+    let config = args
+        .overrides()
+        .apply(&ctx.config, crate::cli::replay_flag)?;
     let mut req = ReplayRequest::from_config(&config, &args.archive)?;
     req.extra_args.extend(args.extra.iter().cloned());
     req.log = args.log.as_deref().map(log_file).transpose()?;
@@ -39,9 +28,7 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
         config,
         ui: ctx.ui.clone(),
     };
-    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
-        req.player = Some(replay::native::configured_player(&ctx)?);
-    }
+    req.locate_player(&ctx)?;
     let result = replay::run(&ctx, &req)?;
     if args.json {
         hrr::ui::print(serde_json::to_string_pretty(&result)? + "\n")?;
@@ -69,10 +56,7 @@ fn log_file(path: &Path) -> anyhow::Result<PathBuf> {
 /// The result as a markdown table; unknown values print as `n/a`.
 fn markdown(archive: &str, r: &ReplayResult) -> String {
     let na = |v: Option<i32>| v.map_or("n/a".to_string(), |n| n.to_string());
-    let mode = match r.mode {
-        ReplayMode::Native => "native",
-        ReplayMode::Docker => "docker",
-    };
+    let mode = r.mode.name();
     let mut out = String::new();
     let _ = writeln!(out, "## HRR replay — {}\n", hrr::ui::inert(archive));
     let _ = writeln!(out, "| | |\n|---|---|");

@@ -8,15 +8,17 @@ use std::rc::Rc;
 use anyhow::{anyhow, bail};
 use serde_json::json;
 
-use crate::cli::{ReplayChoice, TriageArgs};
+use crate::cli::TriageArgs;
 use hrr::context::Context;
 use hrr::lua::{self, Invocation};
-use hrr::render::Format;
 use hrr::safety::ensure_outside;
 
 /// Runs the triage workflow for `args`.
 pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
-    let config = ctx.config.with_flags(&flags(args))?;
+    let config = args
+        .overrides()
+        .apply(&ctx.config, crate::cli::replay_flag)?
+        .with_flags(&output_flags(args))?;
     let archive = &args.archive;
     if !archive.is_dir() {
         bail!(
@@ -56,38 +58,19 @@ pub fn run(ctx: Context, args: &TriageArgs) -> anyhow::Result<i32> {
     lua::run_workflow(Rc::new(ctx), &workflow, invocation)
 }
 
-fn flags(args: &TriageArgs) -> Vec<(&'static str, Option<String>, &'static str)> {
-    let replay = args.replay.map(|r| {
-        match r {
-            ReplayChoice::Auto => "auto",
-            ReplayChoice::Native => "native",
-            ReplayChoice::Docker => "docker",
-        }
-        .to_string()
-    });
-    let format = args.format.map(|f| {
-        match f {
-            Format::Markdown => "markdown",
-            Format::Json => "json",
-        }
-        .to_string()
-    });
-    vec![
-        ("replay.mode", replay, "--replay"),
-        (
-            "replay.sync",
-            args.no_sync.then(|| "none".to_string()),
-            "--no-sync",
-        ),
-        ("replay.gpu", args.gpu.map(|g| g.to_string()), "--gpu"),
-        ("docker.image", args.image.clone(), "--image"),
-        ("replay.timeout", args.timeout.clone(), "--timeout"),
+/// The flags of `hrr triage` beyond the replay's, as config settings.
+fn output_flags(args: &TriageArgs) -> [(&'static str, Option<String>, &'static str); 3] {
+    [
         (
             "output.workdir",
             args.workdir.as_ref().map(|w| w.display().to_string()),
             "--workdir",
         ),
-        ("output.format", format, "--format"),
+        (
+            "output.format",
+            args.format.map(|f| f.name().to_string()),
+            "--format",
+        ),
         (
             "preflight.continue",
             args.yes.then(|| "true".to_string()),
