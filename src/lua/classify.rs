@@ -2,13 +2,13 @@
 //! replay logs plus the tables of `hrr.archive.info` (or an archive path),
 //! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
 
-use std::io::BufReader;
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use mlua::{Lua, LuaSerdeExt, Table, Value};
 
 use super::finding::to_lua;
-use crate::classify::{ArchiveFacts, Classifier};
+use crate::classify::{ArchiveFacts, Inputs};
 use crate::context::Context;
 use crate::finding::ReplayInfo;
 
@@ -49,12 +49,15 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
             )));
         }
     }
-    let logs: Vec<String> = match opts.get::<Value>("logs")? {
+    let logs: Vec<PathBuf> = match opts.get::<Value>("logs")? {
         Value::Nil => Vec::new(),
-        Value::String(s) => vec![s.to_str()?.to_string()],
+        Value::String(s) => vec![PathBuf::from(s.to_str()?.to_string())],
         v => lua
-            .from_value(v)
-            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?,
+            .from_value::<Vec<String>>(v)
+            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?
+            .into_iter()
+            .map(PathBuf::from)
+            .collect(),
     };
     let archive: Option<ArchiveFacts> = match opts.get::<Value>("archive")? {
         Value::String(path) => {
@@ -79,16 +82,15 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
         "preflight",
         "the table hrr.preflight.check returns",
     )?;
-    let mut c = Classifier::new();
-    c.set_replay_skipped(opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false));
-    for log in &logs {
-        let file = crate::user_input::open(std::path::Path::new(log))
-            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
-        c.begin_input(log.clone());
-        c.feed_reader(BufReader::with_capacity(256 * 1024, file))
-            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
+    let finding = Inputs {
+        logs: &logs,
+        archive: archive.as_ref(),
+        replay: replay.as_ref(),
+        preflight: preflight.as_ref(),
+        metadata_only: opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false),
     }
-    let finding = c.finish(archive.as_ref(), replay.as_ref(), preflight.as_ref());
+    .classify()
+    .map_err(|e| err(format!("{e:#}")))?;
     to_lua(lua, &finding)
 }
 
