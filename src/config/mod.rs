@@ -2,6 +2,7 @@
 //! file, legacy environment, profile, `-c` flags (DESIGN §4).
 
 mod layer;
+mod listing;
 pub mod project;
 pub mod schema;
 
@@ -13,6 +14,7 @@ use anyhow::{anyhow, Context as _};
 
 pub use layer::Origin;
 use layer::Setting;
+pub use listing::starter_text;
 pub use project::Project;
 
 /// The embedded defaults, also printed by `hrr config init`.

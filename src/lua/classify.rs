@@ -2,7 +2,6 @@
 //! replay logs plus the tables of `hrr.archive.info` (or an archive path),
 //! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
 
-use std::io::BufReader;
 use std::path::PathBuf;
 use std::rc::Rc;
 
@@ -11,7 +10,7 @@ use mlua::{FromLua, Lua, Table, Value};
 use super::path::LuaPath;
 
 use super::finding::to_lua;
-use crate::classify::{ArchiveFacts, Classifier};
+use crate::classify::{ArchiveFacts, Inputs};
 use crate::context::Context;
 use crate::finding::ReplayInfo;
 
@@ -64,7 +63,7 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
     let archive: Option<ArchiveFacts> = match opts.get::<Value>("archive")? {
         Value::String(path) => {
             let path = LuaPath::from_lua(Value::String(path), lua)?.0;
-            Some(crate::commands::classify::decode(&path).map_err(|e| err(format!("{e:#}")))?)
+            Some(crate::classify::archive_facts(&path).map_err(|e| err(format!("{e:#}")))?)
         }
         _ => table_option(
             lua,
@@ -81,17 +80,15 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
         "preflight",
         "the table hrr.preflight.check returns",
     )?;
-    let mut c = Classifier::new();
-    c.set_replay_skipped(opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false));
-    for log in &logs {
-        let shown = log.display().to_string();
-        let file = crate::user_input::open(log)
-            .map_err(|e| err(format!("cannot read replay log {shown}: {e}")))?;
-        c.begin_input(shown.clone());
-        c.feed_reader(BufReader::with_capacity(256 * 1024, file))
-            .map_err(|e| err(format!("cannot read replay log {shown}: {e}")))?;
+    let finding = Inputs {
+        logs: &logs,
+        archive: archive.as_ref(),
+        replay: replay.as_ref(),
+        preflight: preflight.as_ref(),
+        metadata_only: opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false),
     }
-    let finding = c.finish(archive.as_ref(), replay.as_ref(), preflight.as_ref());
+    .classify()
+    .map_err(|e| err(format!("{e:#}")))?;
     to_lua(lua, &finding)
 }
 

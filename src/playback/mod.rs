@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::config::{Config, Origin};
 use crate::context::Context;
-use crate::preflight::smi::is_executable;
+use crate::executable::is_executable;
 use crate::subprocess::{self, ExecOptions};
 
 /// Time limit of `hrr-playback --version` (it never touches the GPU).

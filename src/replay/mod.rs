@@ -24,6 +24,7 @@ pub mod gpu;
 mod interrupt;
 mod logfile;
 pub mod native;
+mod overrides;
 mod progress;
 mod sink;
 mod target;
@@ -43,15 +44,65 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::context::Context;
 pub use ending::{PlayerEnd, StatusSource, StoppedBy};
+pub use overrides::Overrides;
 
-/// Where the player runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Where the player runs: the one spelling of `replay.mode`, of the
+/// `--replay` flags and of the MCP `replay` parameter, and the `mode` of a
+/// [`ReplayResult`] (never `auto` there).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayMode {
-    /// On this host.
+    /// Docker if `docker.image` is set, else native if the GPU device is
+    /// readable and a player is found, else metadata-only.
+    Auto,
+    /// `hrr-playback` on this host.
     Native,
-    /// In `docker.image`.
+    /// `hrr-playback` inside `docker.image`.
     Docker,
+}
+
+impl ReplayMode {
+    /// The config value (`replay.mode`) and flag word of this mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplayMode::Auto => "auto",
+            ReplayMode::Native => "native",
+            ReplayMode::Docker => "docker",
+        }
+    }
+
+    /// This mode with `auto` settled for `config`: docker when
+    /// `docker.image` is set, else native. Never `auto`.
+    pub fn settled(self, config: &Config) -> ReplayMode {
+        match self {
+            ReplayMode::Auto if config.str("docker.image").is_some_and(|i| !i.is_empty()) => {
+                ReplayMode::Docker
+            }
+            ReplayMode::Auto => ReplayMode::Native,
+            placed => placed,
+        }
+    }
+
+    /// The mode `config` asks for (`replay.mode`, `auto` when unset),
+    /// [settled](ReplayMode::settled).
+    pub fn configured(config: &Config) -> ReplayMode {
+        let asked = match config.str("replay.mode") {
+            Some("docker") => ReplayMode::Docker,
+            Some("native") => ReplayMode::Native,
+            _ => ReplayMode::Auto,
+        };
+        asked.settled(config)
+    }
 }
 
 /// Which synchronisation flag the player gets (`replay.sync`).
@@ -72,6 +123,15 @@ impl SyncMode {
             SyncMode::Launch => Some("--sync-after-launch"),
             SyncMode::Event => Some("--sync-after-event"),
             SyncMode::None => None,
+        }
+    }
+
+    /// The `replay.sync` value of this mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Launch => "launch",
+            SyncMode::Event => "event",
+            SyncMode::None => "none",
         }
     }
 
@@ -105,7 +165,7 @@ pub struct ReplayRequest {
     pub archive: PathBuf,
     /// The host `hrr-playback` (native; docker with `docker.mount_clr`).
     pub player: Option<PathBuf>,
-    /// Native or docker.
+    /// Native or docker ([`ReplayRequest::from_config`] settles `auto`).
     pub mode: ReplayMode,
     /// The GPU.
     pub gpu: GpuChoice,
@@ -129,12 +189,7 @@ impl ReplayRequest {
     /// where this build cannot replay in that mode it is an error here,
     /// before any player or docker is looked for.
     pub fn from_config(config: &Config, archive: impl Into<PathBuf>) -> anyhow::Result<Self> {
-        let mode = match config.str("replay.mode").unwrap_or("auto") {
-            "docker" => ReplayMode::Docker,
-            "native" => ReplayMode::Native,
-            _ if config.str("docker.image").is_some_and(|i| !i.is_empty()) => ReplayMode::Docker,
-            _ => ReplayMode::Native,
-        };
+        let mode = ReplayMode::configured(config);
         let gpu = match config.int("replay.gpu") {
             Some(n) => GpuChoice::Ordinal(u32::try_from(n).context("replay.gpu is out of range")?),
             None => GpuChoice::Auto,
@@ -155,6 +210,16 @@ impl ReplayRequest {
             extra_args: config.strings("replay.extra_args"),
             log: None,
         })
+    }
+
+    /// Finds the host player where this request needs one: a native replay,
+    /// or docker with `docker.mount_clr` (the container runs the host's
+    /// player). It is never built here.
+    pub fn locate_player(&mut self, ctx: &Context) -> anyhow::Result<()> {
+        if self.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
+            self.player = Some(native::configured_player(ctx)?);
+        }
+        Ok(())
     }
 }
 
@@ -178,7 +243,7 @@ pub struct ReplayResult {
     pub duration_s: f64,
     /// The command line that was run.
     pub command: Vec<String>,
-    /// Native or docker.
+    /// Native or docker, as settled for the run.
     pub mode: ReplayMode,
     /// The `HIP_VISIBLE_DEVICES` value the player got: the chosen GPU's
     /// index in ROCr's list (see [`visible`]).
@@ -228,8 +293,10 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     crate::safety::ensure_outside(&log_path, &target.archive)?;
     let selected = gpu::select(ctx, req.gpu)?;
     let gpu = selected.hip_visible_devices;
-    let launch = match req.mode {
-        ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
+    let mode = req.mode.settled(&ctx.config);
+    let launch = match mode {
+        // `settled` never returns `Auto`.
+        ReplayMode::Native | ReplayMode::Auto => native::launch(ctx, req, &target.pid_dir, gpu)?,
         #[cfg(not(windows))]
         ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
         #[cfg(windows)]
@@ -238,7 +305,7 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     let command = launch.display();
     ctx.ui.status(&format!(
         "{} replay on GPU {} ({}; HIP_VISIBLE_DEVICES={gpu}): {}",
-        mode_name(req.mode),
+        mode.name(),
         selected.index,
         selected.how,
         command.join(" ")
@@ -255,7 +322,7 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
         timed_out: ending.timed_out,
         duration_s: started.elapsed().as_secs_f64(),
         command,
-        mode: req.mode,
+        mode,
         gpu,
     };
     for marker in &ending.markers {
@@ -286,13 +353,6 @@ pub fn interrupted() -> Option<i32> {
     #[cfg(windows)]
     {
         windows::interrupted()
-    }
-}
-
-fn mode_name(mode: ReplayMode) -> &'static str {
-    match mode {
-        ReplayMode::Native => "native",
-        ReplayMode::Docker => "docker",
     }
 }
 
