@@ -203,6 +203,7 @@
 ---@field grid? string
 ---@field workgroup? string
 ---@field replay_signal? integer
+---@field replay_exception? string
 ---@field replay_exit_code? integer
 ---@field timed_out_after_s? integer
 ---@field last_progress_kernel? string
@@ -267,6 +268,7 @@ function Finding:next_step(text) end
 ---@field log string
 ---@field exit_code? integer
 ---@field signal? integer
+---@field exception? string
 ---@field timed_out boolean
 ---@field duration_s number
 ---@field command string[]
@@ -508,3 +510,29 @@ hrr.playback = {}
 ---@return hrr.PlayerLocation?
 ---@return string? err
 function hrr.playback.locate(opts) end
+
+---A row of a triage run: one process triaged by `triage_one`.
+---@class hrr.TriageResult
+---@field name string The `pid-*` directory's name.
+---@field finding hrr.Finding
+---@field blocked boolean The preflight blocked the replay.
+---@field text string The finding rendered in output.format.
+---@field saved string Where the finding was written under the workdir.
+
+---The steps of the embedded triage.lua; replace one and return the table.
+---@class hrr.TriagePreset
+---@field plan fun(opts: hrr.TriageOpts): table
+---@field preflight fun(process: string, plan: table, gpu: integer): hrr.PreflightReport?
+---@field replay fun(process: string, plan: table, gpu: integer): hrr.ReplayResult
+---@field classify fun(process: string, evidence: table): hrr.Finding
+---@field render fun(f: hrr.Finding): string
+---@field exit_code fun(results: hrr.TriageResult[], opts: hrr.TriageOpts): integer
+---@field triage_one fun(process: string, opts: { plan?: table, root?: hrr.ArchiveRef }): hrr.TriageResult
+---@field run fun(opts: hrr.TriageOpts): integer
+
+hrr.workflow = {}
+
+---What the workflow embedded in hrr under `name` returns: for "triage", a fresh table of its steps.
+---@param name "triage"|"flaky"|string
+---@return hrr.TriagePreset|any
+function hrr.workflow.embedded(name) end

@@ -4,7 +4,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::ui::ColorChoice;
+use hrr::render::Format;
+use hrr::replay::{GpuChoice, Overrides, ReplayMode, SyncMode};
+use hrr::schema::Document;
+use hrr::ui::ColorChoice;
 
 /// hrr: decode and triage HRR (HIP Record & Replay) capture archives.
 #[derive(Debug, Parser)]
@@ -133,7 +136,7 @@ pub enum Builtin {
         /// `archive info --json`, `preflight --json`, or one line of
         /// `archive events --json`.
         #[arg(value_enum)]
-        document: SchemaDocument,
+        document: Document,
     },
 
     /// Serve hrr's tools to an agent over the Model Context Protocol (stdio).
@@ -163,7 +166,7 @@ pub struct McpArgs {
 }
 
 fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    crate::config::schema::parse_duration(s).map_err(|e| e.to_string())
+    hrr::config::schema::parse_duration(s).map_err(|e| e.to_string())
 }
 
 /// `hrr config …`.
@@ -193,6 +196,10 @@ pub enum ConfigCmd {
         /// The project file (.hrr/config.toml in the current directory).
         #[arg(long, group = "layer")]
         project: bool,
+        /// Write the embedded triage.lua into the user's (or, with
+        /// --project, the project's) scripts directory instead.
+        #[arg(long, conflicts_with = "site")]
+        scripts: bool,
     },
 }
 
@@ -201,18 +208,9 @@ pub enum ConfigCmd {
 pub struct RunArgs {
     /// The Lua file.
     pub script: PathBuf,
-    /// Arguments for the script (`hrr.args`).
+    /// Arguments for the script (`hrr.args`, byte for byte).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<String>,
-}
-
-/// Where `hrr replay` runs the player.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReplayModeArg {
-    /// On this host (needs a readable /dev/kfd).
-    Native,
-    /// In docker.image.
-    Docker,
+    pub args: Vec<std::ffi::OsString>,
 }
 
 /// `hrr replay <archive> … [-- extra hrr-playback args]`.
@@ -223,7 +221,7 @@ pub struct ReplayArgs {
     /// Where to run the player (default: replay.mode; auto = docker when
     /// docker.image is set, else native).
     #[arg(long, value_enum, value_name = "MODE")]
-    pub replay: Option<ReplayModeArg>,
+    pub replay: Option<ReplayMode>,
     /// Do not pass a sync flag (replay.sync = none).
     #[arg(long)]
     pub no_sync: bool,
@@ -244,49 +242,19 @@ pub struct ReplayArgs {
     pub extra: Vec<String>,
 }
 
-/// How `hrr triage` replays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReplayChoice {
-    /// Docker if `docker.image` is set, else native if the GPU device is
-    /// readable and a player is found, else metadata-only.
-    Auto,
-    /// `hrr-playback` on this host.
-    Native,
-    /// `hrr-playback` inside `docker.image`.
-    Docker,
-}
-
-/// A machine-readable output of `hrr` that `hrr schema` describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SchemaDocument {
-    /// A finding, as `hrr triage --format json`, `hrr classify --format json`
-    /// and `hrr render --format json` print it.
-    Finding,
-    /// `hrr archive info --json`: a process summary or a capture-root listing.
-    ArchiveInfo,
-    /// `hrr preflight --json`.
-    Preflight,
-    /// One line of `hrr archive events --json`: a decoded event.
-    Events,
-}
-
-/// Output format of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FindingFormat {
-    /// The chat template, then details.
-    Markdown,
-    /// The stable JSON schema.
-    Json,
-}
-
 /// `hrr triage <archive> …`.
 #[derive(Debug, Args)]
 pub struct TriageArgs {
     /// A `pid-*` process directory or a capture root.
-    pub archive: PathBuf,
+    #[arg(required_unless_present = "print_workflow")]
+    pub archive: Option<PathBuf>,
+    /// Print the triage.lua embedded in hrr (the preset a site's triage.lua
+    /// extends) and exit.
+    #[arg(long, exclusive = true)]
+    pub print_workflow: bool,
     /// Replay mode (config replay.mode).
     #[arg(long, value_enum, conflicts_with = "no_replay")]
-    pub replay: Option<ReplayChoice>,
+    pub replay: Option<ReplayMode>,
     /// Metadata only: decode and preflight, no replay.
     #[arg(long)]
     pub no_replay: bool,
@@ -310,7 +278,7 @@ pub struct TriageArgs {
     pub output: Option<PathBuf>,
     /// Finding format on stdout and in files (config output.format).
     #[arg(long, value_enum)]
-    pub format: Option<FindingFormat>,
+    pub format: Option<Format>,
     /// Triage every process of a capture root, plus a summary table.
     #[arg(long)]
     pub all: bool,
@@ -343,7 +311,7 @@ pub struct ClassifyArgs {
     pub archive_info: Option<PathBuf>,
     /// Finding format (config output.format).
     #[arg(long, value_enum)]
-    pub format: Option<FindingFormat>,
+    pub format: Option<Format>,
     /// Write the finding to FILE (mode 0600) instead of stdout.
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -356,7 +324,7 @@ pub struct RenderArgs {
     pub finding: PathBuf,
     /// Output format (config output.format).
     #[arg(long, value_enum)]
-    pub format: Option<FindingFormat>,
+    pub format: Option<Format>,
 }
 
 /// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs
@@ -368,7 +336,7 @@ pub struct PreflightArgs {
     /// Probe this machine or a docker image (default: what a replay would
     /// use: docker when docker.image is set and replay.mode is auto/docker).
     #[arg(long, value_enum)]
-    pub mode: Option<crate::preflight::ProbeMode>,
+    pub mode: Option<hrr::preflight::ProbeMode>,
     /// The docker image to probe (sets docker.image).
     #[arg(long, value_name = "IMG")]
     pub image: Option<String>,
@@ -428,7 +396,7 @@ pub struct ArchiveMemoryArgs {
     #[arg(long, value_name = "SEQ")]
     pub at: Option<u64>,
     /// Show every allocation that covered ADDR and the launches passing it.
-    #[arg(long, value_name = "ADDR", value_parser = crate::archive::memory::parse_address)]
+    #[arg(long, value_name = "ADDR", value_parser = hrr::archive::memory::parse_address)]
     pub address: Option<u64>,
     /// Print the JSON document instead of the report.
     #[arg(long)]
@@ -489,4 +457,41 @@ pub struct ArchiveEventsArgs {
     /// Only events of this API (e.g. hipModuleLaunchKernel, or unknown(<id>)).
     #[arg(long, value_name = "NAME")]
     pub api: Option<String>,
+}
+
+/// The flag of `hrr replay` and `hrr triage` that sets an
+/// [`Overrides`] field, as the config names it as the value's origin.
+pub fn replay_flag(field: &str) -> String {
+    match field {
+        "mode" => "--replay".to_string(),
+        "sync" => "--no-sync".to_string(),
+        other => format!("--{other}"),
+    }
+}
+
+impl ReplayArgs {
+    /// The replay settings these flags give on top of the config.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            mode: self.replay,
+            gpu: self.gpu.map(GpuChoice::Ordinal),
+            timeout: self.timeout.clone(),
+            sync: self.no_sync.then_some(SyncMode::None),
+            ..Overrides::default()
+        }
+    }
+}
+
+impl TriageArgs {
+    /// The replay settings these flags give on top of the config.
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            mode: self.replay,
+            gpu: self.gpu.map(GpuChoice::Ordinal),
+            timeout: self.timeout.clone(),
+            sync: self.no_sync.then_some(SyncMode::None),
+            image: self.image.clone(),
+            ..Overrides::default()
+        }
+    }
 }

@@ -10,12 +10,12 @@ use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Builtin, Cli, GlobalArgs};
 use crate::commands;
-use crate::config::{Config, LoadOptions};
-use crate::context::Context;
-use crate::error;
 use crate::external;
-use crate::lua;
-use crate::ui::Ui;
+use hrr::config::{Config, LoadOptions};
+use hrr::context::Context;
+use hrr::error;
+use hrr::lua;
+use hrr::ui::Ui;
 
 /// Runs `hrr` with `argv` and returns the process exit code. Errors are
 /// printed here as one `error:` line.
@@ -33,7 +33,7 @@ pub fn run(argv: Vec<OsString>) -> i32 {
 
 /// Prints `err` as the one `error:` line and returns its exit code.
 fn report(err: &anyhow::Error) -> i32 {
-    crate::ui::stderr_line(&format!("error: {}", error::one_line(err)));
+    hrr::ui::stderr_line(&format!("error: {}", error::one_line(err)));
     error::exit_code(err)
 }
 
@@ -45,7 +45,7 @@ fn print_clap(err: &clap::Error) -> i32 {
         | ErrorKind::DisplayVersion
         | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => match printed {
             Ok(()) => 0,
-            Err(e) => report(&crate::ui::stdout_error(e)),
+            Err(e) => report(&hrr::ui::stdout_error(e)),
         },
         _ => 1,
     }
@@ -54,7 +54,7 @@ fn print_clap(err: &clap::Error) -> i32 {
 /// `hrr`'s own help on stdout.
 fn print_help() -> anyhow::Result<i32> {
     let help = Cli::command().render_help().to_string();
-    crate::ui::print(help)?;
+    hrr::ui::print(help)?;
     Ok(0)
 }
 
@@ -165,7 +165,7 @@ fn not_builtin(
         return lua::run_workflow(
             Rc::new(ctx),
             &workflow,
-            lua::Invocation::with_args(rest.to_vec()),
+            lua::Invocation::with_args(rest.iter().map(Into::into).collect()),
         );
     }
     if let Some(path) = external::find(name) {
@@ -203,7 +203,7 @@ fn run_alias(
     cli.global.verbose |= global.verbose;
     cli.global.config = cli.global.config.or(global.config);
     cli.global.profile = cli.global.profile.or(global.profile);
-    if cli.global.color == crate::ui::ColorChoice::Auto {
+    if cli.global.color == hrr::ui::ColorChoice::Auto {
         cli.global.color = global.color;
     }
     execute(cli, &expanding)
@@ -214,12 +214,12 @@ fn unknown_command(ctx: &Context, name: &str) -> anyhow::Error {
     known.extend(ctx.config.aliases().into_keys());
     known.extend(lua::scripts::all(&ctx.config).into_iter().map(|w| w.name));
     known.extend(external::all().into_keys());
-    let hint = crate::suggest::closest(name, known.iter().map(String::as_str))
+    let hint = hrr::suggest::closest(name, known.iter().map(String::as_str))
         .map(|s| format!("; did you mean '{s}'?"))
         .unwrap_or_default();
     anyhow!(
         "no such command: '{}'{hint} (`hrr --list` shows every command)",
-        crate::ui::inert(name)
+        hrr::ui::inert(name)
     )
 }
 
@@ -230,11 +230,11 @@ fn help(ctx: &Context, command: Option<&str>) -> anyhow::Result<i32> {
     let mut root = Cli::command();
     root.build();
     if let Some(sub) = root.find_subcommand_mut(name) {
-        crate::ui::print(sub.render_help().to_string())?;
+        hrr::ui::print(sub.render_help().to_string())?;
         return Ok(0);
     }
     if let Some(workflow) = lua::scripts::find(&ctx.config, name) {
-        crate::ui::print(workflow.help())?;
+        hrr::ui::print(workflow.help())?;
         return Ok(0);
     }
     if let Some(path) = external::find(name) {

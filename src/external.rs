@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use crate::context::Context;
+use hrr::context::Context;
+use hrr::executable::is_executable;
 
 const PREFIX: &str = "hrr-";
 
@@ -17,7 +18,7 @@ fn exe_name(name: &str) -> String {
 /// The directories searched for externals, in order: the user config dir's
 /// `bin/`, then each `PATH` entry.
 pub fn search_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = crate::config::user_dir()
+    let mut dirs: Vec<PathBuf> = hrr::config::user_dir()
         .map(|d| d.join("bin"))
         .into_iter()
         .collect();
@@ -65,21 +66,6 @@ pub fn all() -> BTreeMap<String, Vec<PathBuf>> {
         }
     }
     found
-}
-
-fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        meta.is_file() && meta.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        meta.is_file()
-    }
 }
 
 /// Runs the external with argv `[path, name, args…]` and the environment

@@ -467,6 +467,8 @@ pub struct ReplayInfo {
     pub exit_code: Option<i32>,
     /// Signal that killed the player, when it died on one.
     pub signal: Option<i32>,
+    /// Windows exception code the player crashed with (`0xC0000005`).
+    pub exception: Option<String>,
     /// The runner's timeout stopped the player.
     pub timed_out: bool,
     /// Wall time of the replay.
@@ -527,6 +529,9 @@ pub struct Finding {
     pub workgroup: Option<String>,
     /// Signal that ended the replay.
     pub replay_signal: Option<i32>,
+    /// Windows exception code that ended the replay (`"0xC0000005"`; an
+    /// abort is `"0xC0000409"` or the legacy `"0x00000003"`).
+    pub replay_exception: Option<String>,
     /// Plain exit code of the player.
     pub replay_exit_code: Option<i32>,
     /// The timeout (seconds) after which the replay was stopped.
@@ -606,6 +611,7 @@ impl Finding {
             grid: None,
             workgroup: None,
             replay_signal: None,
+            replay_exception: None,
             replay_exit_code: None,
             timed_out_after_s: None,
             last_progress_kernel: None,

@@ -1,26 +1,27 @@
 //! `hrr`: decode and triage HRR (HIP Record & Replay) capture archives.
 //!
-//! The binary's `main` only hands argv to [`dispatch`]; everything else lives
-//! in the modules below, one per core primitive (DESIGN §2).
+//! The library holds the primitives (DESIGN §2): archive decoding, config,
+//! preflight, replay, classify, render and the Lua runtime, each taking
+//! typed requests. The front ends that turn argv or MCP calls into those
+//! requests (`cli`, `dispatch`, `commands`, `external`, `mcp`) belong to the
+//! binary (`src/main.rs`), so no primitive can call a subcommand.
 
 pub mod archive;
 pub mod classify;
-pub mod cli;
-pub mod commands;
 pub mod config;
 pub mod context;
-pub mod dispatch;
+pub mod docker_env;
 pub mod error;
-pub mod external;
+pub mod executable;
 pub mod finding;
 pub mod lua;
-pub mod mcp;
 pub mod output_file;
 pub mod playback;
 pub mod preflight;
 pub mod render;
 pub mod replay;
 pub mod safety;
+pub mod schema;
 pub mod subprocess;
 pub mod suggest;
 pub mod supervisor;

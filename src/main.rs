@@ -1,4 +1,15 @@
-//! The `hrr` binary: argv in, exit code out.
+//! The `hrr` binary: argv in, exit code out. Its front ends live here, apart
+//! from the library: the argv grammar ([`cli`]), the command router
+//! ([`dispatch`]), one module per builtin ([`commands`]), `hrr-<name>`
+//! programs ([`external`]) and the MCP server ([`mcp`]). Each turns its input
+//! into typed requests and calls the `hrr` library; the library never calls
+//! back into them.
+
+mod cli;
+mod commands;
+mod dispatch;
+mod external;
+mod mcp;
 
 fn main() {
     #[cfg(unix)]
@@ -16,5 +27,5 @@ fn main() {
     if let Some(code) = hrr::supervisor::take_over(&args) {
         std::process::exit(code);
     }
-    std::process::exit(hrr::dispatch::run(args));
+    std::process::exit(dispatch::run(args));
 }

@@ -11,18 +11,42 @@ mod summary;
 pub use summary::summary;
 
 use crate::finding::{FaultClass, Finding, KernelSource, Outcome, Placement};
+use anyhow::Context as _;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::str::FromStr;
 
-/// Output format of a finding.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Output format of a finding (`--format` of the commands that print one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum Format {
-    /// The chat template plus details.
+    /// The chat template, then details.
     #[default]
     Markdown,
-    /// Pretty JSON, schema_version 1.
+    /// The stable JSON schema.
     Json,
+}
+
+impl Format {
+    /// The config value (`output.format`) and flag word of this format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Json => "json",
+        }
+    }
+
+    /// The format a command prints in: its `--format` flag when given, else
+    /// config `output.format`, else markdown.
+    pub fn chosen(config: &crate::config::Config, flag: Option<Format>) -> anyhow::Result<Format> {
+        match flag {
+            Some(format) => Ok(format),
+            None => config
+                .str("output.format")
+                .unwrap_or("markdown")
+                .parse()
+                .context("config output.format"),
+        }
+    }
 }
 
 impl FromStr for Format {
@@ -172,8 +196,11 @@ fn explanation(f: &Finding) -> String {
             format!("the replay stopped early without a GPU fault line (see the notes){kernel}.")
         }
         FaultClass::ReplayCrashed => format!(
-            "the replay process died on signal {} without a verdict: the run failed, not the workload; no kernel is implicated.",
-            num(f.replay_signal)
+            "the replay process died on {} without a verdict: the run failed, not the workload; no kernel is implicated.",
+            match (&f.replay_exception, f.replay_signal) {
+                (Some(code), None) => format!("exception {code}"),
+                _ => format!("signal {}", num(f.replay_signal)),
+            }
         ),
         FaultClass::Hang => match f.timed_out_after_s {
             Some(s) => format!("the replay made no progress and was stopped after {s} s{kernel}."),

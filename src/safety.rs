@@ -90,6 +90,21 @@ pub fn enclosing_archive(path: &Path) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
+/// The directory that must never be written into for the archive a command
+/// names: the capture root when `archive` is a `pid-*` directory, else
+/// `archive` itself (resolved, so every spelling of it compares equal).
+pub fn archive_root(archive: &Path) -> PathBuf {
+    let resolved = resolve(archive);
+    let is_process = resolved
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("pid-"));
+    match resolved.parent() {
+        Some(parent) if is_process => parent.to_path_buf(),
+        _ => resolved,
+    }
+}
+
 /// Refuses `path` (a workdir, `-o` file, log, temp file) when it is inside
 /// the archive `archive`, compared by identity along the target's ancestors
 /// (see the module doc), or inside any directory shaped like an archive.
@@ -150,6 +165,15 @@ mod tests {
         std::fs::create_dir_all(root.join("pid-1")).unwrap();
         std::fs::write(root.join("pid-1/events.bin"), b"").unwrap();
         root
+    }
+
+    #[test]
+    fn the_root_of_a_named_process_is_its_capture_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = resolve(&archive(dir.path()));
+        assert_eq!(archive_root(&root.join("pid-1")), root);
+        assert_eq!(archive_root(&root.join("pid-1/../pid-1")), root);
+        assert_eq!(archive_root(&root), root);
     }
 
     #[test]

@@ -81,6 +81,17 @@ pub fn read_all(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
     read_capped(open(path)?, limit)
 }
 
+/// A UTF-8 text file of at most `limit` bytes, read under the rules of this
+/// module; `-` is stdin.
+pub fn read_text(path: &Path, limit: u64) -> anyhow::Result<String> {
+    let bytes = if path == Path::new("-") {
+        read_capped(io::stdin().lock(), limit)?
+    } else {
+        read_all(path, limit)?
+    };
+    anyhow::Context::context(String::from_utf8(bytes), "not UTF-8 text")
+}
+
 /// Reads `reader` to its end, refusing more than `limit` bytes with an
 /// error naming the limit in MiB.
 pub fn read_capped(reader: impl Read, limit: u64) -> io::Result<Vec<u8>> {

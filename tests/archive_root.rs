@@ -50,7 +50,7 @@ fn complete_incomplete_and_killed_two_dead_pick_most_events() {
         process(300, 7, Manifest::None, false),
     ]);
     let r = resolve(root.path()).unwrap();
-    assert_eq!(r.kind, "root");
+    assert_eq!(r.kind, hrr::archive::ArchiveKind::Root);
     assert_eq!(r.processes.len(), 3);
     assert_eq!(
         (state_of(&r, 100), state_of(&r, 200), state_of(&r, 300)),

@@ -302,6 +302,53 @@ fn signal_alone_is_a_crashed_run_naming_no_kernel() {
 }
 
 #[test]
+fn a_windows_crash_code_is_a_crashed_run_unless_a_fault_line_names_the_kernel() {
+    let av = "[hrr] replay crashed with 0xC0000005 (access violation)";
+    let f = run(
+        &[
+            &["[HRR] [replay] Device state OK — beginning replay", av],
+            INFO_ONE_KERNEL,
+        ],
+        None,
+        None,
+    );
+    assert_eq!(
+        (f.outcome, f.fault_class),
+        (Outcome::Abort, FaultClass::ReplayCrashed)
+    );
+    assert_eq!(f.replay_exception.as_deref(), Some("0xC0000005"));
+    assert_eq!((f.replay_signal, f.kernel_name.clone()), (None, None));
+    assert!(f
+        .notes
+        .iter()
+        .any(|n| n.contains("killed by Windows exception 0xC0000005")));
+    // An abort after a GPU fault line (fast-fail): the fault decides.
+    let g = log(&[
+        MAF,
+        "[hrr] replay crashed with 0xC0000409 (abort: fast fail)",
+    ]);
+    assert_eq!(
+        (g.outcome, g.fault_class),
+        (Outcome::Maf, FaultClass::IllegalMemoryAccess)
+    );
+    assert_eq!(g.replay_exception.as_deref(), Some("0xC0000409"));
+    // From the runner's record alone (the legacy abort's exit code 3).
+    let r = ReplayInfo {
+        exception: Some("0x00000003".into()),
+        ..ReplayInfo::default()
+    };
+    let h = run(&[&[]], Some(&r), None);
+    assert_eq!(
+        (h.outcome, h.fault_class, h.replay_exception.as_deref()),
+        (
+            Outcome::Abort,
+            FaultClass::ReplayCrashed,
+            Some("0x00000003")
+        )
+    );
+}
+
+#[test]
 fn watchdog_and_wall_clock_exits_are_hangs() {
     let f = log(&[
         r#"[HRR][WATCHDOG] GPU sync did not complete within 60000 ms at: kernel #812 "Cijk_Ailk_Bljk_HHS_BH_MT256x256x64_SK3_x" (seq=90211, grid=[304,1,1] block=[256,1,1])"#,

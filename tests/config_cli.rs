@@ -144,6 +144,77 @@ fn init_writes_a_starter_once_and_refuses_to_overwrite() {
 }
 
 #[test]
+fn init_scripts_writes_the_embedded_triage_lua_where_triage_finds_it() {
+    let sb = Sandbox::new();
+    let embedded =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/triage.lua"))
+            .unwrap();
+    let out = sb
+        .hrr()
+        .args(["config", "init", "--scripts"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let user = sb.path().join("xdg/hrr/scripts/triage.lua");
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), embedded);
+    assert!(stderr(&out).contains(&user.display().to_string()));
+    let listed = stdout(&sb.hrr().args(["-v", "--list"]).output().unwrap());
+    assert!(
+        listed.contains(&format!("triage         {}", user.display())),
+        "the written copy is the triage.lua that runs: {listed}"
+    );
+    // Never over an existing file: an edited copy stays as it is.
+    std::fs::write(&user, "return 0\n").unwrap();
+    let out = sb
+        .hrr()
+        .args(["config", "init", "--scripts"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&user).unwrap(), "return 0\n");
+    // --project writes the project's scripts directory.
+    let out = sb
+        .hrr()
+        .args(["config", "init", "--scripts", "--project"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let project = sb.path().join(".hrr/scripts/triage.lua");
+    assert_eq!(std::fs::read_to_string(project).unwrap(), embedded);
+    // The site layer has no scripts directory.
+    let out = sb
+        .hrr()
+        .args(["config", "init", "--scripts", "--site"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+#[test]
+fn init_scripts_refuses_a_project_inside_an_archive() {
+    let sb = Sandbox::new();
+    let archive = sb.path().join("cap.hrr/pid-4242");
+    hrr_testkit::synth::clean_process()
+        .write(&sb.path().join("cap.hrr"))
+        .unwrap();
+    assert!(archive.join("events.bin").is_file());
+    let out = sb
+        .hrr()
+        .current_dir(&archive)
+        .args(["config", "init", "--scripts", "--project"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("never writes into an archive"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!archive.join(".hrr").exists());
+}
+
+#[test]
 fn the_shipped_site_example_is_valid_and_each_profile_applies() {
     let sb = Sandbox::new();
     let example = std::fs::read_to_string(concat!(

@@ -198,3 +198,92 @@ fn an_archive_path_that_is_not_utf8_is_read_and_shown_lossily() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(common::stdout(&out).contains(&format!("\"archive\": \"{shown}\"")));
 }
+
+/// Copies the example capture root to `dest`, file by file.
+fn copy_example(dest: &Path) {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/crash.hrr");
+    for pid in ["pid-4242", "pid-4243"] {
+        std::fs::create_dir_all(dest.join(pid)).unwrap();
+        for entry in std::fs::read_dir(example.join(pid)).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_file() {
+                std::fs::copy(entry.path(), dest.join(pid).join(entry.file_name())).unwrap();
+            }
+        }
+    }
+    std::fs::copy(example.join("manifest.json"), dest.join("manifest.json")).unwrap();
+}
+
+#[test]
+fn triage_of_a_root_whose_name_is_not_utf8_reaches_every_process() {
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    let root = sb
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"capture-\xff.hrr"));
+    copy_example(&root);
+    let workdir = sb.path().join("work");
+    let out = sb
+        .hrr()
+        .args([
+            "triage",
+            "--no-replay",
+            "--all",
+            "--format",
+            "json",
+            "--workdir",
+        ])
+        .arg(&workdir)
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let findings: serde_json::Value = serde_json::from_str(&common::stdout(&out)).unwrap();
+    let archives: Vec<&str> = findings
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["archive"].as_str().unwrap())
+        .collect();
+    let shown = root.display().to_string();
+    assert_eq!(
+        archives,
+        [format!("{shown}/pid-4242"), format!("{shown}/pid-4243")],
+        "each process is decoded, and shown lossily"
+    );
+    // The saved findings are named after the real directories.
+    let mut saved: Vec<String> = std::fs::read_dir(&workdir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".finding.json"))
+        .collect();
+    saved.sort();
+    assert_eq!(saved.len(), 2, "{saved:?}");
+    assert!(saved[0].starts_with("pid-4242-"), "{saved:?}");
+}
+
+#[test]
+fn a_workflow_gets_the_exact_bytes_of_a_path_that_is_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let sb = Sandbox::new();
+    let root = sb
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"capture-\xff.hrr"));
+    copy_example(&root);
+    let probe = sb.write(
+        "probe.lua",
+        r#"local a = hrr.archive.resolve(hrr.args[1])
+assert(a.path:find("\xff", 1, true), "path lost its byte: " .. a.path)
+assert(hrr.fs.exists(a.path .. "/events.bin"), "resolved path does not open")
+assert(hrr.fs.exists(a.root .. "/manifest.json"), "root does not open")
+for _, p in ipairs(a.processes) do
+  assert(hrr.fs.exists(p.path .. "/events.bin"), p.path .. " does not open")
+end
+hrr.out(#a.processes .. " processes\n")
+"#,
+    );
+    let out = sb.hrr().arg("run").arg(&probe).arg(&root).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(common::stdout(&out), "2 processes\n");
+}

@@ -162,3 +162,38 @@ fn the_complete_workflow_example_runs_on_the_example_archive() {
         .collect();
     assert_eq!(archives, ["pid-4242", "pid-4243"]);
 }
+
+#[test]
+fn the_step_override_example_extends_the_embedded_triage() {
+    let reference = doc("lua-api.md");
+    let (_, section) = reference
+        .split_once("### Overriding `triage.lua`")
+        .expect("the section");
+    let script = section
+        .split("```lua\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its example");
+    let archive = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/crash.hrr");
+    let triage = |sb: &Sandbox| -> serde_json::Value {
+        let out = sb
+            .hrr()
+            .args(["triage", "--no-replay", "--format", "json", archive])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", common::stderr(&out));
+        serde_json::from_slice(&out.stdout).expect("one JSON finding")
+    };
+    let plain = triage(&Sandbox::new());
+    let sb = Sandbox::new();
+    sb.write("xdg/hrr/scripts/triage.lua", script);
+    let mut extended = triage(&sb);
+    // The replaced step added its next step; every other step of the
+    // preset produced exactly what the embedded workflow does.
+    let steps = extended["next_steps"].as_array_mut().unwrap();
+    assert_eq!(
+        steps.pop().unwrap(),
+        "file it in the GPU-RUNTIME queue with the finding attached"
+    );
+    assert_eq!(extended, plain);
+}

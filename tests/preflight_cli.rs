@@ -373,14 +373,17 @@ fn docker_mode_probes_the_image_with_argv_only() {
         .filter(|r| !r.is_empty())
         .map(|r| r.lines().collect())
         .collect();
-    assert_eq!(runs.len(), 2, "{argv}");
+    // docker.sudo = auto: `docker info` decides the client before any
+    // container starts, as for the replay.
+    assert_eq!(runs.len(), 3, "{argv}");
+    assert_eq!(runs[0], ["info"]);
     assert_eq!(
-        &runs[0][..4],
+        &runs[1][..4],
         ["run", "--rm", "--device=/dev/kfd", "--device=/dev/dri"]
     );
-    assert!(runs[0].contains(&"-e") && runs[0].contains(&"HRR_PROBE_LD=/opt/rocm/lib"));
-    assert_eq!(runs[1][..2], ["run", "--rm"]);
-    assert!(runs[1].contains(&"LD_LIBRARY_PATH=/opt/rocm/lib") && runs[1].contains(&"python3"));
+    assert!(runs[1].contains(&"-e") && runs[1].contains(&"HRR_PROBE_LD=/opt/rocm/lib"));
+    assert_eq!(runs[2][..2], ["run", "--rm"]);
+    assert!(runs[2].contains(&"LD_LIBRARY_PATH=/opt/rocm/lib") && runs[2].contains(&"python3"));
     assert!(
         !argv.contains("cap/pid-42"),
         "nothing from the archive reaches docker"
@@ -411,7 +414,7 @@ fn docker_unavailable_and_permission_denied_are_clear_outcomes() {
     );
     let j = w.json(&["--image", "img", "-c", "docker.sudo=false"], 0);
     assert_eq!(j["host"]["source"], "docker:permission-denied");
-    // auto: sudo -n is tried only because docker refused; no sudo here → denied.
+    // auto: `docker info` is refused too, and there is no sudo → denied.
     let j = w.json(&["--image", "img"], 0);
     assert_eq!(j["host"]["source"], "docker:permission-denied");
 }

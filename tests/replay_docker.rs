@@ -227,6 +227,7 @@ fn mount_clr_mounts_the_host_player_and_libraries_read_only() {
     let rig = Rig::new();
     let clr = rig.sb.path().join("clr-build");
     std::fs::create_dir_all(clr.join("hipamd/lib")).unwrap();
+    std::fs::write(clr.join("hipamd/lib/libamdhip64.so.7.2.53211"), b"").unwrap();
     let player = test_player();
     let out = rig
         .replay(

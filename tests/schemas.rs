@@ -244,9 +244,10 @@ fn an_unknown_document_is_refused() {
     );
 }
 
-/// The issue-20 fields: `cause`, `kernel_source: not_found_line` and
-/// `replay.loaded` are in the schema, and a finding that carries them
-/// validates while a cause of an unknown kind does not.
+/// The finding fields (DESIGN §6) for why a replay failed and what it
+/// loaded: `cause`, `kernel_source: not_found_line` and `replay.loaded` are
+/// in the schema, and a finding that carries them validates while a cause
+/// of an unknown kind does not.
 #[test]
 fn cause_not_found_line_and_loaded_are_in_the_finding_schema() {
     let sb = Sandbox::new();

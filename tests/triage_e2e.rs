@@ -409,6 +409,81 @@ fn a_user_triage_lua_overrides_the_embedded_workflow() {
 }
 
 #[test]
+fn a_site_triage_lua_replacing_one_step_keeps_the_rest_of_the_preset() {
+    let w = World::new();
+    // The site's triage.lua of docs/lua-api.md "Overriding triage.lua":
+    // the embedded preset with one step replaced.
+    w.sb.write(
+        "xdg/hrr/scripts/triage.lua",
+        r#"local triage = hrr.workflow.embedded("triage")
+function triage.render(f)
+  return "site: " .. f.outcome .. " " .. (f.kernel_name or "n/a") .. "\n"
+end
+return triage
+"#,
+    );
+    let before = tree_snapshot(&w.root);
+    let out = w.triage("fault_abort", &w.crashed(), &["--exit-code"]);
+    assert_eq!(tree_snapshot(&w.root), before, "the archive changed");
+    let kernel = only_kernel(&w.crashed());
+    // The replaced step renders; plan, preflight, replay and classify of
+    // the preset found the fault, and its exit_code maps MAF to 11.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("site: MAF {kernel}\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(out.status.code(), Some(11), "{}", stderr(&out));
+    // triage_one saves what the site's render step wrote.
+    let saved: Vec<String> = std::fs::read_dir(w.sb.path().join("work"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".finding.json"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    assert_eq!(saved, [format!("site: MAF {kernel}\n")]);
+}
+
+#[test]
+fn a_site_step_that_errors_is_reported_at_its_line() {
+    let w = World::new();
+    w.sb.write(
+        "xdg/hrr/scripts/triage.lua",
+        "local triage = hrr.workflow.embedded('triage')\nfunction triage.plan(opts)\n  error('site plan refused')\nend\nreturn triage\n",
+    );
+    let out =
+        w.sb.hrr()
+            .args(["triage", "--no-replay"])
+            .arg(w.crashed())
+            .output()
+            .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out), "error: triage.lua:3: site plan refused\n");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn print_workflow_prints_the_embedded_preset_even_when_a_site_one_wins() {
+    let sb = Sandbox::new();
+    sb.write("xdg/hrr/scripts/triage.lua", "return 0\n");
+    let out = sb
+        .hrr()
+        .args(["triage", "--print-workflow"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let source =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/triage.lua"))
+            .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), source);
+    // Without the flag an archive is still required.
+    let out = sb.hrr().arg("triage").output().unwrap();
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("<ARCHIVE>"), "{}", stderr(&out));
+}
+
+#[test]
 fn outputs_inside_the_archive_are_refused_before_any_work() {
     let w = World::new();
     let before = tree_snapshot(&w.root);

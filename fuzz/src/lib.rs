@@ -265,8 +265,8 @@ fn read_every_key(c: &Config) {
         let _ = c.entry(k).map(|e| e.origin.to_string());
     }
     let _ = (c.aliases(), c.rocm_path(), c.profile());
-    let _ = hrr::commands::config::show(c, true);
-    let _ = hrr::commands::config::show(c, false);
+    let _ = c.listing(true);
+    let _ = c.listing(false);
 }
 
 /// A launch payload (reference §10.1) of `name` with no arguments, no
@@ -307,7 +307,7 @@ fn crash_facts() -> ArchiveFacts {
                 )
                 .expect("write manifest.json");
                 facts = Some(
-                    hrr::commands::classify::decode(&process)
+                    hrr::classify::archive_facts(&process)
                         .expect("decode the crashed single-kernel capture"),
                 );
             });

@@ -22,5 +22,7 @@ mod resolve;
 pub mod summary;
 
 pub use self::resolve::{info, info_by, list_root, resolve, single_process, ArchiveRef, Info};
-pub use self::summary::document::{ArchiveSummary, Problem, ProcessEntry, RootListing};
+pub use self::summary::document::{
+    ArchiveKind, ArchiveSummary, Problem, ProcessEntry, RootListing,
+};
 pub use self::summary::pass::summarize;

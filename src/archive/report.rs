@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::archive::format::manifest::ProcessState;
+use crate::archive::format::manifest::{CaptureMetadata, ProcessState};
 use crate::archive::memory::MemorySection;
 use crate::archive::summary::document::{ArchiveSummary, FileRefs, RootListing};
 
@@ -146,7 +146,7 @@ pub fn process_text(s: &ArchiveSummary, kernels: Option<usize>) -> String {
     if let Some(m) = &s.memory {
         memory_lines(&mut o, m);
     }
-    capture_environment(&mut o, s.manifest.as_ref());
+    capture_environment(&mut o, s.manifest.as_ref(), s.capture.as_ref());
     let _ = writeln!(o, "\nAPIs");
     let width = s
         .apis
@@ -223,13 +223,17 @@ fn memory_lines(o: &mut String, m: &MemorySection) {
     }
 }
 
-fn capture_environment(o: &mut String, manifest: Option<&Value>) {
+fn capture_environment(
+    o: &mut String,
+    manifest: Option<&Value>,
+    capture: Option<&CaptureMetadata>,
+) {
     let Some(m) = manifest else {
         let _ = writeln!(o, "\nCapture environment\n  n/a (no manifest)");
         return;
     };
     let _ = writeln!(o, "\nCapture environment");
-    match m.get("metadata") {
+    match capture {
         None => {
             let _ = writeln!(
                 o,
@@ -237,44 +241,23 @@ fn capture_environment(o: &mut String, manifest: Option<&Value>) {
             );
         }
         Some(md) => {
-            let s = |v: Option<&Value>| match v.and_then(Value::as_str) {
-                Some("") | None => "n/a".to_string(),
-                Some(t) => clean(t),
-            };
-            let rt = md.get("runtime");
-            let _ = writeln!(
-                o,
-                "  HIP runtime:     {}",
-                s(rt.and_then(|r| r.get("hip_runtime_version")))
-            );
-            let _ = writeln!(
-                o,
-                "  comgr:           {}",
-                s(rt.and_then(|r| r.get("comgr_version")))
-            );
-            let count = md.get("device_count").and_then(Value::as_u64);
-            let captured = md.get("captured_device_count").and_then(Value::as_u64);
+            let text = |v: &Option<String>| v.as_deref().map_or_else(|| "n/a".to_string(), clean);
+            let count = |n: Option<u64>| n.map_or_else(|| "n/a".to_string(), |c| c.to_string());
+            let _ = writeln!(o, "  HIP runtime:     {}", text(&md.hip_runtime_version));
+            let _ = writeln!(o, "  comgr:           {}", text(&md.comgr_version));
             let _ = writeln!(
                 o,
                 "  Devices:         {} ({} captured)",
-                count.map_or("n/a".into(), |c| c.to_string()),
-                captured.map_or("n/a".into(), |c| c.to_string())
+                count(md.device_count),
+                count(md.captured_device_count)
             );
-            for d in md
-                .get("devices")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let props = d.get("properties");
+            for d in &md.devices {
                 let _ = writeln!(
                     o,
                     "    [{}] {}  {}",
-                    d.get("ordinal")
-                        .and_then(Value::as_u64)
-                        .map_or("?".into(), |n| n.to_string()),
-                    s(props.and_then(|p| p.get("name"))),
-                    s(props.and_then(|p| p.get("gcn_arch_name")))
+                    d.ordinal.map_or_else(|| "?".to_string(), |n| n.to_string()),
+                    text(&d.name),
+                    text(&d.gcn_arch_name)
                 );
             }
         }

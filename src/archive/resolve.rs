@@ -11,7 +11,9 @@ use serde::Serialize;
 use crate::archive::format::blobs::FileIndex;
 use crate::archive::format::framing::{RecordReader, DEFAULT_CHUNK, EVENTS_MAGIC, FILE_HEADER_LEN};
 use crate::archive::format::manifest::{self, ProcessState};
-use crate::archive::summary::document::{ArchiveSummary, Problem, ProcessEntry, RootListing};
+use crate::archive::summary::document::{
+    ArchiveKind, ArchiveSummary, Problem, ProcessEntry, RootListing,
+};
 use crate::archive::summary::pass::summarize;
 
 /// What a path given on the command line (or to `hrr.archive.resolve`)
@@ -26,8 +28,8 @@ pub struct ArchiveRef {
     pub dir: PathBuf,
     /// The capture root, when the process lives in one (`pid-*` parent).
     pub root: Option<String>,
-    /// `"process"` when a `pid-*` directory was given, `"root"` otherwise.
-    pub kind: String,
+    /// A process archive when a `pid-*` directory was given, a root otherwise.
+    pub kind: ArchiveKind,
     /// Every process archive of the root (just the one for a process path).
     pub processes: Vec<ProcessEntry>,
     /// Pid of the chosen process.
@@ -47,7 +49,7 @@ pub struct ArchiveRef {
 /// primitive's.
 pub fn single_process(path: &Path) -> anyhow::Result<PathBuf> {
     let r = resolve(path)?;
-    if r.kind == "process" || r.processes.len() == 1 {
+    if r.kind == ArchiveKind::Process || r.processes.len() == 1 {
         return Ok(r.dir);
     }
     let names: Vec<String> = r
@@ -124,7 +126,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<ArchiveRef> {
             path: entry.path.clone(),
             dir: entry.dir.clone(),
             root,
-            kind: "process".into(),
+            kind: ArchiveKind::Process,
             chosen: entry.pid,
             reason: "a process archive (a directory holding events.bin) was given".into(),
             processes: vec![entry],
@@ -141,7 +143,7 @@ pub fn resolve(path: &Path) -> anyhow::Result<ArchiveRef> {
         path: chosen.path.clone(),
         dir: chosen.dir.clone(),
         root: Some(listing.path.clone()),
-        kind: "root".into(),
+        kind: ArchiveKind::Root,
         chosen: chosen.pid,
         reason: listing.reason.clone(),
         processes: listing.processes.clone(),
@@ -268,7 +270,7 @@ pub fn list_root(root: &Path) -> anyhow::Result<RootListing> {
     let (chosen, reason) = choose(&processes);
     Ok(RootListing {
         schema_version: crate::archive::summary::document::SCHEMA_VERSION,
-        kind: "root".into(),
+        kind: ArchiveKind::Root,
         path: root.display().to_string(),
         processes,
         chosen: Some(chosen),

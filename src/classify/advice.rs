@@ -2,9 +2,9 @@
 //! upstream-triage.md §7.5 and §9). Everything written here is plain text:
 //! the renderer escapes it, so no markdown is embedded.
 
+use super::archive_summary::ArchiveFacts;
 use super::attribution::{address_value, null_arg_behind};
 use super::evidence::{Evidence, Launch, NullArg};
-use super::facts::ArchiveFacts;
 use super::finalize::Reading;
 use super::names;
 use crate::finding::{
@@ -481,9 +481,11 @@ fn notes(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, reading:
         f.add_note(format!("{n} D2H validation event(s) were attempted but none recorded pass or fail (all skipped): check pointer translation and blob files."));
     }
     if f.fault_class == FaultClass::ReplayCrashed {
-        let sig = f
-            .replay_signal
-            .map_or("a signal".to_string(), |s| format!("signal {s}"));
+        let sig = match (f.replay_signal, &f.replay_exception) {
+            (Some(s), _) => format!("signal {s}"),
+            (None, Some(code)) => format!("Windows exception {code}"),
+            (None, None) => "a signal".to_string(),
+        };
         f.add_note(format!(
             "the replay process was killed by {sig} without printing a verdict, so no kernel is implicated and the workload is untested. Re-run the replay; if it dies the same way again, this is a defect in hrr-playback or its environment rather than in the captured workload."
         ));

@@ -11,8 +11,8 @@
 
 use std::path::Path;
 
+use super::archive_summary::ArchiveFacts;
 use super::evidence::{Evidence, NullArg};
-use super::facts::ArchiveFacts;
 use super::names::same_kernel;
 use crate::archive::memory::map::{Range, Surroundings};
 use crate::archive::memory::{self, hex, source_name, Query};
@@ -59,7 +59,7 @@ pub(crate) fn attribute(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveF
         return;
     };
     let Some(dir) = archive
-        .filter(|a| a.kind == "process")
+        .filter(|a| a.kind == crate::archive::ArchiveKind::Process)
         .and_then(|a| a.path.as_deref())
         .map(Path::new)
         .filter(|d| d.join("events.bin").is_file())

@@ -347,6 +347,8 @@ pub struct Evidence {
     pub timeout_marker: Option<u64>,
     /// Runner stop marker: killed by signal N.
     pub signal_marker: Option<i32>,
+    /// Runner stop marker: crashed with a Windows exception code.
+    pub exception_marker: Option<String>,
     /// Placement lines.
     pub placement: PlacementFacts,
     /// APIs replayed as no-ops or not replayable (capped).

@@ -3,9 +3,10 @@
 //! DESIGN §6 rules, and the kernel attribution fallback order.
 
 use super::advice;
+use super::archive_summary::ArchiveFacts;
 use super::evidence::{Evidence, Launch};
-use super::facts::ArchiveFacts;
 use super::names::{self, Resolved};
+use super::preflight_view::PreflightView;
 use super::InputRecord;
 use crate::finding::{
     ArchiveHealth, FaultClass, Finding, KernelSource, LoadedLine, Outcome, Placement, ReplayInfo,
@@ -130,7 +131,8 @@ pub(crate) fn finalize(
     let mut f = Finding::new(name);
     let mut book = NameBook::new(archive);
     let reading = Reading::new(e, replay);
-    fill_archive(&mut f, e, archive, preflight);
+    let view = preflight.map(PreflightView::of);
+    fill_archive(&mut f, e, archive, view.as_ref());
     fill_replay(&mut f, e, replay, &mut book);
     f.preflight = preflight.cloned();
     f.replay = replay.cloned().map(|mut r| {
@@ -143,7 +145,7 @@ pub(crate) fn finalize(
     });
     fill_loaded(&mut f, e);
     f.sources = sources(how.inputs, archive);
-    (f.outcome, f.fault_class) = decide(e, how, replay, preflight);
+    (f.outcome, f.fault_class) = decide(e, how, replay, view.as_ref());
     f.cause = e
         .cause
         .as_ref()
@@ -213,7 +215,12 @@ fn fill_loaded(f: &mut Finding, e: &Evidence) {
     }
 }
 
-fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, pf: Option<&Value>) {
+fn fill_archive(
+    f: &mut Finding,
+    e: &Evidence,
+    archive: Option<&ArchiveFacts>,
+    pf: Option<&PreflightView>,
+) {
     let mut h = archive.map(ArchiveFacts::health).unwrap_or_default();
     let info = &e.info;
     let rd = &e.reader;
@@ -275,22 +282,15 @@ fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, p
 
     let mut c = archive.map(ArchiveFacts::capture).unwrap_or_default();
     c.hip_so = e.capture_hip_so.clone();
-    if let Some(pc) = pf.and_then(|p| p.get("capture")) {
-        let text = |k: &str| pc.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(pc) = pf.and_then(|p| p.capture.as_ref()) {
         c.hip_runtime_version = c
             .hip_runtime_version
-            .or_else(|| text("hip_runtime_version"));
-        c.comgr_version = c.comgr_version.or_else(|| text("comgr_version"));
-        c.device_count = c
-            .device_count
-            .or_else(|| pc.get("device_count").and_then(Value::as_u64));
-        // hrr preflight's `capture`: devices[] with `gcn_arch_name`
-        let first_arch = pc
-            .get("devices")
-            .and_then(Value::as_array)
-            .and_then(|d| d.iter().find_map(|d| d.get("gcn_arch_name")?.as_str()))
-            .map(str::to_string);
-        c.gcn_arch = c.gcn_arch.or(first_arch);
+            .or_else(|| pc.hip_runtime_version.clone());
+        c.comgr_version = c.comgr_version.or_else(|| pc.comgr_version.clone());
+        c.device_count = c.device_count.or(pc.device_count);
+        c.gcn_arch = c
+            .gcn_arch
+            .or_else(|| pf.and_then(PreflightView::first_arch).map(str::to_string));
     }
     f.capture = c;
 }
@@ -298,6 +298,10 @@ fn fill_archive(f: &mut Finding, e: &Evidence, archive: Option<&ArchiveFacts>, p
 fn fill_replay(f: &mut Finding, e: &Evidence, replay: Option<&ReplayInfo>, book: &mut NameBook) {
     f.replay_exit_code = replay.and_then(|r| r.exit_code);
     f.replay_signal = e.signal_marker.or(replay.and_then(|r| r.signal));
+    f.replay_exception = e
+        .exception_marker
+        .clone()
+        .or_else(|| replay.and_then(|r| r.exception.clone()));
     f.timed_out_after_s = e.timeout_marker.or(e.wall_limit_s).or_else(|| {
         replay
             .filter(|r| r.timed_out)
@@ -383,7 +387,7 @@ fn decide(
     e: &Evidence,
     how: &Inputs<'_>,
     replay: Option<&ReplayInfo>,
-    preflight: Option<&Value>,
+    preflight: Option<&PreflightView>,
 ) -> (Outcome, FaultClass) {
     use FaultClass as C;
     let exit_code = replay.and_then(|r| r.exit_code);
@@ -476,7 +480,8 @@ fn decide(
     if e.replay_aborted {
         return (Outcome::Abort, C::ReplayAborted);
     }
-    if signal.is_some() {
+    let exception = e.exception_marker.is_some() || replay.is_some_and(|r| r.exception.is_some());
+    if signal.is_some() || exception {
         return (Outcome::Abort, C::ReplayCrashed);
     }
     let replay_evidence = replay.is_some()
@@ -485,11 +490,7 @@ fn decide(
             .iter()
             .any(|i| !i.info_dump || i.replay_lines > 0);
     if !replay_evidence {
-        let blocked = !how.replay_skipped
-            && preflight
-                .and_then(|p| p.get("status"))
-                .and_then(Value::as_str)
-                .is_some_and(|s| s == "blocked");
+        let blocked = !how.replay_skipped && preflight.is_some_and(PreflightView::blocked);
         let class = if blocked {
             C::PreflightBlocked
         } else {

@@ -10,21 +10,23 @@
 //! input has been read, so input order does not matter.
 
 mod advice;
+pub mod archive_summary;
 mod attribution;
 pub mod evidence;
-pub mod facts;
-mod fast;
 mod finalize;
-mod info;
+mod hot_lines;
+mod info_tables;
+mod inputs;
 mod names;
+mod preflight_view;
 mod rules;
 
+pub use archive_summary::ArchiveFacts;
 pub use evidence::Evidence;
-pub use facts::ArchiveFacts;
+pub use inputs::{archive_facts, archive_root, summary_facts, Inputs};
 
 use crate::finding::{Finding, ReplayInfo};
-use anyhow::Context as _;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead};
 use std::path::PathBuf;
 
 /// Bytes of a single line that are examined; the rest of an overlong line
@@ -191,20 +193,20 @@ fn append_capped(pending: &mut Vec<u8>, piece: &[u8]) -> bool {
 
 /// Classify replay logs and/or `--info` dumps (any number, any order),
 /// optionally with the archive summary, the replay runner's report and the
-/// preflight report. An input that cannot be read is an error naming it.
+/// preflight report: [`Inputs::classify`] with a replay that was run (or
+/// not asked about).
 pub fn classify(
-    inputs: &[PathBuf],
+    logs: &[PathBuf],
     archive: Option<&ArchiveFacts>,
     replay: Option<&ReplayInfo>,
     preflight: Option<&serde_json::Value>,
 ) -> anyhow::Result<Finding> {
-    let mut c = Classifier::new();
-    for path in inputs {
-        let file = crate::user_input::open(path)
-            .with_context(|| format!("cannot read replay log {}", path.display()))?;
-        c.begin_input(path.display().to_string());
-        c.feed_reader(BufReader::with_capacity(READ_BUFFER, file))
-            .with_context(|| format!("cannot read replay log {}", path.display()))?;
+    Inputs {
+        logs,
+        archive,
+        replay,
+        preflight,
+        metadata_only: false,
     }
-    Ok(c.finish(archive, replay, preflight))
+    .classify()
 }

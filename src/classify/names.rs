@@ -7,7 +7,7 @@
 //! only when that table holds every kernel the archive launches; otherwise
 //! no name is taken from it.
 
-use super::facts::ArchiveFacts;
+use super::archive_summary::ArchiveFacts;
 
 /// Names longer than this are printed compacted.
 const LIMIT: usize = 120;

@@ -10,7 +10,7 @@
 //! matching rules computed.
 
 use super::evidence::*;
-use super::info::{table_row, Section};
+use super::info_tables::{table_row, Section};
 use crate::finding::CauseKind;
 use regex::{Captures, Regex, RegexSet};
 use std::sync::LazyLock;
@@ -577,6 +577,13 @@ const RULE_TABLE: &[(&str, bool, Handler)] = &[
             e.signal_marker = c[1].parse().ok();
         },
     ),
+    (
+        r"^\[hrr\] replay crashed with (0x[0-9A-F]{8}) \(",
+        true,
+        |c, _, e, _| {
+            e.exception_marker = Some(c[1].to_string());
+        },
+    ),
 ];
 
 static RULES: LazyLock<Rules> = LazyLock::new(|| {
@@ -723,7 +730,7 @@ pub(crate) fn apply(line: &str, e: &mut Evidence, st: &mut InputState) {
         return;
     }
     if let Some(rest) = line.strip_prefix("[HRR") {
-        if super::fast::apply(rest, e) {
+        if super::hot_lines::apply(rest, e) {
             st.replay_lines += 1;
             e.replay_lines += 1;
             return;

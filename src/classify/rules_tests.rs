@@ -799,3 +799,20 @@ fn compacted_names_complete_their_launch() {
     assert!(e.last_launch.unwrap().completed);
     assert!(e.launch_sync_seen);
 }
+
+#[test]
+fn the_windows_crash_marker_carries_its_exception_code() {
+    assert_eq!(
+        feed(&["[hrr] replay crashed with 0xC0000005 (access violation)"]).exception_marker,
+        Some("0xC0000005".into())
+    );
+    assert_eq!(
+        feed(&["[hrr] replay crashed with 0x00000003 (abort)"]).exception_marker,
+        Some("0x00000003".into())
+    );
+    assert_eq!(
+        feed(&["[HRR] replay crashed with 0xC0000005 (access violation)"]).exception_marker,
+        None,
+        "only hrr's own marker counts"
+    );
+}

@@ -5,12 +5,12 @@ use std::io::{self, BufWriter, Write};
 
 use anyhow::{anyhow, bail};
 
-use crate::archive::event_stream::Events;
-use crate::archive::format::apis::ApiTable;
-use crate::archive::memory::MemoryReport;
-use crate::archive::{self, report, Info};
 use crate::cli::{ArchiveCmd, ArchiveEventsArgs, ArchiveInfoArgs, ArchiveMemoryArgs, KernelRows};
-use crate::context::Context;
+use hrr::archive::event_stream::Events;
+use hrr::archive::format::apis::ApiTable;
+use hrr::archive::memory::MemoryReport;
+use hrr::archive::{self, report, Info};
+use hrr::context::Context;
 
 /// Kernel rows of the text report when `--kernels` is not given.
 const DEFAULT_TEXT_KERNELS: usize = 20;
@@ -28,9 +28,9 @@ fn memory(args: &ArchiveMemoryArgs) -> anyhow::Result<i32> {
     let process = archive::single_process(&args.archive)?;
     let report = MemoryReport::build(&process, args.at, args.address)?;
     if args.json {
-        crate::ui::print(serde_json::to_string_pretty(&report)? + "\n")?;
+        hrr::ui::print(serde_json::to_string_pretty(&report)? + "\n")?;
     } else {
-        crate::ui::print(report.text())?;
+        hrr::ui::print(report.text())?;
     }
     Ok(0)
 }
@@ -53,9 +53,9 @@ fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
                 if let Some(n) = rows {
                     s.kernels.truncate(n);
                 }
-                crate::ui::print(serde_json::to_string_pretty(&s)? + "\n")?;
+                hrr::ui::print(serde_json::to_string_pretty(&s)? + "\n")?;
             } else {
-                crate::ui::print(report::process_text(&s, rows))?;
+                hrr::ui::print(report::process_text(&s, rows))?;
             }
             if let Some(p) = s.fatal_problem() {
                 return Err(anyhow!("{}: {}", s.path, p.detail));
@@ -64,9 +64,9 @@ fn info(args: &ArchiveInfoArgs) -> anyhow::Result<i32> {
         }
         Info::Root(r) => {
             if args.json {
-                crate::ui::print(serde_json::to_string_pretty(&r)? + "\n")?;
+                hrr::ui::print(serde_json::to_string_pretty(&r)? + "\n")?;
             } else {
-                crate::ui::print(report::root_text(&r))?;
+                hrr::ui::print(report::root_text(&r))?;
             }
             Ok(0)
         }
@@ -94,7 +94,7 @@ fn api_filter(table: ApiTable, name: &str) -> anyhow::Result<u16> {
 
 fn events(ctx: &Context, args: &ArchiveEventsArgs) -> anyhow::Result<i32> {
     let target = archive::resolve(&args.archive)?;
-    if target.kind == "root" && target.processes.len() > 1 {
+    if target.kind == hrr::archive::ArchiveKind::Root && target.processes.len() > 1 {
         ctx.ui.status(&format!(
             "{} processes in this root; showing pid {} ({})",
             target.processes.len(),
@@ -119,18 +119,18 @@ fn events(ctx: &Context, args: &ArchiveEventsArgs) -> anyhow::Result<i32> {
         let line = if args.json {
             serde_json::to_string(&ev)?
         } else {
-            crate::ui::inert(&ev.text_line()).replace('\n', "\\n")
+            hrr::ui::inert(&ev.text_line()).replace('\n', "\\n")
         };
         if let Err(e) = writeln!(out, "{line}") {
             if e.kind() == io::ErrorKind::BrokenPipe {
                 return Ok(0);
             }
-            return Err(crate::ui::stdout_error(e));
+            return Err(hrr::ui::stdout_error(e));
         }
         shown += 1;
     }
     match out.flush() {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(crate::ui::stdout_error(e)),
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(hrr::ui::stdout_error(e)),
         _ => {}
     }
     if shown == limit {

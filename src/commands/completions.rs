@@ -5,15 +5,16 @@
 use clap::{Command, CommandFactory};
 
 use crate::cli::Cli;
-use crate::context::Context;
-use crate::{external, lua};
+use crate::external;
+use hrr::context::Context;
+use hrr::lua;
 
 /// Prints the completion script for `shell`.
 pub fn run(ctx: &Context, shell: clap_complete::Shell) -> anyhow::Result<i32> {
     let mut cmd = with_runtime_commands(ctx, Cli::command());
     let mut script = Vec::new();
     clap_complete::generate(shell, &mut cmd, "hrr", &mut script);
-    crate::ui::print(script)?;
+    hrr::ui::print(script)?;
     Ok(0)
 }
 
@@ -76,6 +77,6 @@ pub fn man(command: Option<&str>) -> anyhow::Result<i32> {
     };
     let mut out = Vec::new();
     clap_mangen::Man::new(page).render(&mut out)?;
-    crate::ui::print(out)?;
+    hrr::ui::print(out)?;
     Ok(0)
 }

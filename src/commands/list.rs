@@ -3,9 +3,10 @@
 
 use std::fmt::Write as _;
 
-use crate::context::Context;
 use crate::dispatch::builtin_names;
-use crate::{external, lua};
+use crate::external;
+use hrr::context::Context;
+use hrr::lua;
 
 /// Prints the command list on stdout.
 pub fn run(ctx: &Context) -> anyhow::Result<i32> {
@@ -56,7 +57,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<i32> {
         if verbose {
             for s in &ctx.config.project().skipped {
                 let line = format!("(skipped {}: {})", s.dir.display(), s.why);
-                let _ = writeln!(out, "    {}", crate::error::single_line(&line));
+                let _ = writeln!(out, "    {}", hrr::error::single_line(&line));
             }
         }
     }
@@ -85,7 +86,7 @@ pub fn run(ctx: &Context) -> anyhow::Result<i32> {
             }
         }
     }
-    crate::ui::print(out)?;
+    hrr::ui::print(out)?;
     Ok(0)
 }
 

@@ -7,6 +7,6 @@ pub const STUBS: &str = include_str!("../../docs/hrr.d.lua");
 
 /// Prints the stubs on stdout.
 pub fn run() -> anyhow::Result<i32> {
-    crate::ui::print(STUBS)?;
+    hrr::ui::print(STUBS)?;
     Ok(0)
 }

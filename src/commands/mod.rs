@@ -1,4 +1,4 @@
-//! One module per builtin subcommand: each takes the [`crate::context::Context`]
+//! One module per builtin subcommand: each takes the [`hrr::context::Context`]
 //! and its clap arguments and returns the exit code.
 
 pub mod archive;

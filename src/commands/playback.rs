@@ -4,15 +4,15 @@
 use std::fmt::Write as _;
 
 use crate::cli::PlaybackArgs;
-use crate::context::Context;
-use crate::playback::{self, FoundBy};
+use hrr::context::Context;
+use hrr::playback::{self, FoundBy};
 
 /// Prints the player's path (first line), how it was found and its
 /// `--version` identity; JSON with `--json`.
 pub fn run(ctx: &Context, args: &PlaybackArgs) -> anyhow::Result<i32> {
     let loc = playback::locate(ctx, args.build)?;
     if args.json {
-        crate::ui::print(serde_json::to_string_pretty(&loc)? + "\n")?;
+        hrr::ui::print(serde_json::to_string_pretty(&loc)? + "\n")?;
         return Ok(0);
     }
     let how = match (loc.how, loc.built) {
@@ -41,6 +41,6 @@ pub fn run(ctx: &Context, args: &PlaybackArgs) -> anyhow::Result<i32> {
         }
         None => out.push_str("  archive format version: unknown (--version gave none)\n"),
     }
-    crate::ui::print(crate::ui::inert(&out))?;
+    hrr::ui::print(hrr::ui::inert(&out))?;
     Ok(0)
 }

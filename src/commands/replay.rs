@@ -11,27 +11,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::bail;
 
-use crate::cli::{ReplayArgs, ReplayModeArg};
-use crate::context::Context;
-use crate::output_file::Destination;
-use crate::replay::{self, ReplayMode, ReplayRequest, ReplayResult};
+use crate::cli::ReplayArgs;
+use hrr::context::Context;
+use hrr::output_file::Destination;
+use hrr::replay::{self, ReplayRequest, ReplayResult};
 
 /// Runs `hrr replay`.
 pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
-    let mode = args.replay.map(|m| match m {
-        ReplayModeArg::Native => "native".to_string(),
-        ReplayModeArg::Docker => "docker".to_string(),
-    });
-    let config = ctx.config.with_flags(&[
-        ("replay.mode", mode, "--replay"),
-        ("replay.gpu", args.gpu.map(|g| g.to_string()), "--gpu"),
-        ("replay.timeout", args.timeout.clone(), "--timeout"),
-        (
-            "replay.sync",
-            args.no_sync.then(|| "none".to_string()),
-            "--no-sync",
-        ),
-    ])?;
+    let config = args
+        .overrides()
+        .apply(&ctx.config, crate::cli::replay_flag)?;
     let mut req = ReplayRequest::from_config(&config, &args.archive)?;
     req.extra_args.extend(args.extra.iter().cloned());
     req.log = args.log.as_deref().map(log_file).transpose()?;
@@ -39,25 +28,23 @@ pub fn run(ctx: &Context, args: &ReplayArgs) -> anyhow::Result<i32> {
         config,
         ui: ctx.ui.clone(),
     };
-    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
-        req.player = Some(replay::native::configured_player(&ctx)?);
-    }
+    req.locate_player(&ctx)?;
     let result = replay::run(&ctx, &req)?;
     if args.json {
-        crate::ui::print(serde_json::to_string_pretty(&result)? + "\n")?;
+        hrr::ui::print(serde_json::to_string_pretty(&result)? + "\n")?;
     } else {
-        crate::ui::print(markdown(&args.archive.display().to_string(), &result))?;
+        hrr::ui::print(markdown(&args.archive.display().to_string(), &result))?;
     }
     Ok(0)
 }
 
 /// Where `hrr replay --log PATH` writes: by the rule of every named output
-/// ([`crate::output_file`]), a regular file or a new one, through any
+/// ([`hrr::output_file`]), a regular file or a new one, through any
 /// symlink. A device or a pipe is refused, because the log is streamed into
 /// a file that is made private (0600) and removed when the replay cannot
 /// start, which must never happen to a device node.
 fn log_file(path: &Path) -> anyhow::Result<PathBuf> {
-    match crate::output_file::open(path)? {
+    match hrr::output_file::open(path)? {
         Destination::File(real) => Ok(real),
         Destination::Stream { .. } => bail!(
             "cannot write the replay log to {}: it is a device or a pipe, and the replay log must be a regular file; name a file (and read it with `tail -f`)",
@@ -69,12 +56,9 @@ fn log_file(path: &Path) -> anyhow::Result<PathBuf> {
 /// The result as a markdown table; unknown values print as `n/a`.
 fn markdown(archive: &str, r: &ReplayResult) -> String {
     let na = |v: Option<i32>| v.map_or("n/a".to_string(), |n| n.to_string());
-    let mode = match r.mode {
-        ReplayMode::Native => "native",
-        ReplayMode::Docker => "docker",
-    };
+    let mode = r.mode.name();
     let mut out = String::new();
-    let _ = writeln!(out, "## HRR replay — {}\n", crate::ui::inert(archive));
+    let _ = writeln!(out, "## HRR replay — {}\n", hrr::ui::inert(archive));
     let _ = writeln!(out, "| | |\n|---|---|");
     let rows = [
         ("mode", mode.to_string()),
@@ -90,11 +74,7 @@ fn markdown(archive: &str, r: &ReplayResult) -> String {
         ("log", r.log.display().to_string()),
     ];
     for (k, v) in rows {
-        let _ = writeln!(
-            out,
-            "| {k} | {} |",
-            crate::ui::inert(&v).replace('|', "\\|")
-        );
+        let _ = writeln!(out, "| {k} | {} |", hrr::ui::inert(&v).replace('|', "\\|"));
     }
     out
 }

@@ -2,6 +2,7 @@
 //! file, legacy environment, profile, `-c` flags (DESIGN §4).
 
 mod layer;
+mod listing;
 pub mod project;
 pub mod schema;
 
@@ -13,6 +14,7 @@ use anyhow::{anyhow, Context as _};
 
 pub use layer::Origin;
 use layer::Setting;
+pub use listing::starter_text;
 pub use project::Project;
 
 /// The embedded defaults, also printed by `hrr config init`.
@@ -150,8 +152,12 @@ impl Config {
         };
         let (profiled, plain): (Vec<_>, Vec<_>) =
             settings.into_iter().partition(|s| s.profile.is_some());
-        for s in defaults.into_iter().chain(plain) {
+        for mut s in defaults.into_iter().chain(plain) {
             let origin = if matches!(&s.origin, Origin::File { path: p, .. } if p == path) {
+                // Windows has no GPU device node to check before a replay.
+                if cfg!(windows) && s.key == "replay.kfd" {
+                    s.value = toml::Value::String(String::new());
+                }
                 Origin::Default
             } else {
                 s.origin.clone()

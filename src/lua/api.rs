@@ -19,8 +19,19 @@ pub struct NamedOutputs(pub Vec<PathBuf>);
 /// Builds the `hrr` table with every namespace and sets it as a global.
 pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::Result<()> {
     let hrr = lua.create_table()?;
-    hrr.set("args", lua.create_sequence_from(invocation.args)?)?;
-    hrr.set("opts", super::to_lua(lua, &invocation.opts)?)?;
+    let args = invocation
+        .args
+        .iter()
+        .map(|a| super::path::to_lua(lua, std::path::Path::new(a)))
+        .collect::<mlua::Result<Vec<_>>>()?;
+    hrr.set("args", lua.create_sequence_from(args)?)?;
+    let opts = super::to_lua(lua, &invocation.opts)?;
+    if let mlua::Value::Table(t) = &opts {
+        for (key, path) in &invocation.path_opts {
+            t.set(*key, super::path::to_lua(lua, path)?)?;
+        }
+    }
+    hrr.set("opts", opts)?;
     lua.set_app_data(NamedOutputs(invocation.outputs));
     hrr.set(
         "stamp",
@@ -37,7 +48,7 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     let c = Rc::clone(ctx);
     hrr.set(
         "workdir",
-        lua.create_function(move |lua, ()| workdir(lua, &c).map(|p| p.display().to_string()))?,
+        lua.create_function(move |lua, ()| super::path::to_lua(lua, &workdir(lua, &c)?))?,
     )?;
     hrr.set(
         "interactive",
@@ -59,6 +70,7 @@ pub fn register(lua: &Lua, ctx: &Rc<Context>, invocation: Invocation) -> mlua::R
     super::replay::register(lua, &hrr, ctx)?;
     super::preflight::register(lua, &hrr, ctx)?;
     super::playback::register(lua, &hrr, ctx)?;
+    super::workflow::register(lua, &hrr, ctx)?;
     lua.globals().set("hrr", hrr)
 }
 

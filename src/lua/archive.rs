@@ -1,12 +1,15 @@
 //! `hrr.archive.resolve(path)`, `hrr.archive.info(path)` and
 //! `hrr.archive.memory(path, {at=, address=})`: the same data as `hrr
 //! archive info --json` and `hrr archive memory --json`, as Lua tables
-//! (DESIGN §5).
+//! (DESIGN §5). The paths that `resolve` hands a workflow to open
+//! (`path`, `root`, each process's `path`) are the exact bytes of the
+//! directories, also when they are not UTF-8.
 
-use std::path::Path;
 use std::rc::Rc;
 
-use mlua::{Lua, Table};
+use mlua::{Lua, Table, Value};
+
+use super::path::{self, LuaPath};
 
 use crate::archive;
 use crate::context::Context;
@@ -16,23 +19,23 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
     let t = lua.create_table()?;
     t.set(
         "resolve",
-        lua.create_function(|lua, path: String| {
-            let r = archive::resolve(Path::new(&path))
+        lua.create_function(|lua, LuaPath(path): LuaPath| {
+            let r = archive::resolve(&path)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.archive.resolve: {e:#}")))?;
-            super::to_lua(lua, &r)
+            exact_paths(lua, &r)
         })?,
     )?;
     t.set(
         "info",
-        lua.create_function(|lua, path: String| {
-            let info = archive::info(Path::new(&path))
+        lua.create_function(|lua, LuaPath(path): LuaPath| {
+            let info = archive::info(&path)
                 .map_err(|e| mlua::Error::runtime(format!("hrr.archive.info: {e:#}")))?;
             super::to_lua(lua, &info)
         })?,
     )?;
     t.set(
         "memory",
-        lua.create_function(|lua, (path, opts): (String, Option<Table>)| {
+        lua.create_function(|lua, (LuaPath(path), opts): (LuaPath, Option<Table>)| {
             let fail = |e: String| mlua::Error::runtime(format!("hrr.archive.memory: {e}"));
             let (at, address) = match opts {
                 Some(o) => (
@@ -41,8 +44,7 @@ pub fn register(lua: &Lua, hrr: &Table, _ctx: &Rc<Context>) -> mlua::Result<()> 
                 ),
                 None => (None, None),
             };
-            let process =
-                archive::single_process(Path::new(&path)).map_err(|e| fail(format!("{e:#}")))?;
+            let process = archive::single_process(&path).map_err(|e| fail(format!("{e:#}")))?;
             let report = archive::memory::MemoryReport::build(&process, at, address)
                 .map_err(|e| fail(format!("{e:#}")))?;
             super::to_lua(lua, &report)
@@ -64,4 +66,24 @@ fn address(v: mlua::Value) -> Result<Option<u64>, String> {
             other.type_name()
         )),
     }
+}
+
+/// The resolve table of `r`, its paths replaced by their exact bytes.
+fn exact_paths(lua: &Lua, r: &archive::ArchiveRef) -> mlua::Result<Value> {
+    let value = super::to_lua(lua, r)?;
+    let Value::Table(t) = &value else {
+        return Ok(value);
+    };
+    t.set("path", path::to_lua(lua, &r.dir)?)?;
+    if r.root.is_some() {
+        if let Some(root) = r.dir.parent() {
+            t.set("root", path::to_lua(lua, root)?)?;
+        }
+    }
+    let processes: Table = t.get("processes")?;
+    for (i, p) in r.processes.iter().enumerate() {
+        let entry: Table = processes.get(i + 1)?;
+        entry.set("path", path::to_lua(lua, &p.dir)?)?;
+    }
+    Ok(value)
 }

@@ -2,13 +2,15 @@
 //! replay logs plus the tables of `hrr.archive.info` (or an archive path),
 //! `hrr.replay.run` and `hrr.preflight.check` in, a finding table out.
 
-use std::io::BufReader;
+use std::path::PathBuf;
 use std::rc::Rc;
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
+use mlua::{FromLua, Lua, Table, Value};
+
+use super::path::LuaPath;
 
 use super::finding::to_lua;
-use crate::classify::{ArchiveFacts, Classifier};
+use crate::classify::{ArchiveFacts, Inputs};
 use crate::context::Context;
 use crate::finding::ReplayInfo;
 
@@ -49,20 +51,19 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
             )));
         }
     }
-    let logs: Vec<String> = match opts.get::<Value>("logs")? {
+    let logs: Vec<PathBuf> = match opts.get::<Value>("logs")? {
         Value::Nil => Vec::new(),
-        Value::String(s) => vec![s.to_str()?.to_string()],
-        v => lua
-            .from_value(v)
-            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?,
+        s @ Value::String(_) => vec![LuaPath::from_lua(s, lua)?.0],
+        v => Vec::<LuaPath>::from_lua(v, lua)
+            .map_err(|e| err(format!("logs must be a list of paths: {e}")))?
+            .into_iter()
+            .map(|p| p.0)
+            .collect(),
     };
     let archive: Option<ArchiveFacts> = match opts.get::<Value>("archive")? {
         Value::String(path) => {
-            let path = path.to_str()?.to_string();
-            Some(
-                crate::commands::classify::decode(std::path::Path::new(&path))
-                    .map_err(|e| err(format!("{e:#}")))?,
-            )
+            let path = LuaPath::from_lua(Value::String(path), lua)?.0;
+            Some(crate::classify::archive_facts(&path).map_err(|e| err(format!("{e:#}")))?)
         }
         _ => table_option(
             lua,
@@ -79,16 +80,15 @@ fn classify(lua: &Lua, opts: Table) -> mlua::Result<Value> {
         "preflight",
         "the table hrr.preflight.check returns",
     )?;
-    let mut c = Classifier::new();
-    c.set_replay_skipped(opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false));
-    for log in &logs {
-        let file = crate::user_input::open(std::path::Path::new(log))
-            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
-        c.begin_input(log.clone());
-        c.feed_reader(BufReader::with_capacity(256 * 1024, file))
-            .map_err(|e| err(format!("cannot read replay log {log}: {e}")))?;
+    let finding = Inputs {
+        logs: &logs,
+        archive: archive.as_ref(),
+        replay: replay.as_ref(),
+        preflight: preflight.as_ref(),
+        metadata_only: opts.get::<Option<bool>>("metadata_only")?.unwrap_or(false),
     }
-    let finding = c.finish(archive.as_ref(), replay.as_ref(), preflight.as_ref());
+    .classify()
+    .map_err(|e| err(format!("{e:#}")))?;
     to_lua(lua, &finding)
 }
 

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table};
 
+use super::path::LuaPath;
 use crate::context::Context;
 use crate::safety::resolve;
 
@@ -18,54 +19,53 @@ pub fn register(lua: &Lua, hrr: &Table, ctx: &Rc<Context>) -> mlua::Result<()> {
     let t = lua.create_table()?;
     t.set(
         "exists",
-        lua.create_function(|_, path: String| Ok(Path::new(&path).exists()))?,
+        lua.create_function(|_, LuaPath(path): LuaPath| Ok(path.exists()))?,
     )?;
     t.set(
         "readable",
-        lua.create_function(|_, path: String| Ok(std::fs::File::open(&path).is_ok()))?,
+        lua.create_function(|_, LuaPath(path): LuaPath| Ok(std::fs::File::open(&path).is_ok()))?,
     )?;
     t.set(
         "read",
-        lua.create_function(|lua, path: String| {
-            let text = crate::user_input::read_all(Path::new(&path), READ_LIMIT)
-                .map_err(|e| mlua::Error::runtime(format!("hrr.fs.read: {path}: {e}")))?;
+        lua.create_function(|lua, LuaPath(path): LuaPath| {
+            let text = crate::user_input::read_all(&path, READ_LIMIT).map_err(|e| {
+                mlua::Error::runtime(format!("hrr.fs.read: {}: {e}", path.display()))
+            })?;
             lua.create_string(text)
         })?,
     )?;
     let c = Rc::clone(ctx);
     t.set(
         "write",
-        lua.create_function(move |lua, (path, text): (String, mlua::LuaString)| {
-            let named = lua
-                .app_data_ref::<super::api::NamedOutputs>()
-                .and_then(|n| {
-                    n.0.iter()
-                        .find(|o| resolve(o) == resolve(Path::new(&path)))
-                        .cloned()
-                });
-            let target = match named {
-                Some(output) => output,
-                None => {
-                    let workdir = super::api::workdir(lua, &c)?;
-                    inside_workdir(&workdir, &path).map_err(mlua::Error::runtime)?
+        lua.create_function(
+            move |lua, (LuaPath(path), text): (LuaPath, mlua::LuaString)| {
+                let named = lua
+                    .app_data_ref::<super::api::NamedOutputs>()
+                    .and_then(|n| n.0.iter().find(|o| resolve(o) == resolve(&path)).cloned());
+                let target = match named {
+                    Some(output) => output,
+                    None => {
+                        let workdir = super::api::workdir(lua, &c)?;
+                        inside_workdir(&workdir, &path).map_err(mlua::Error::runtime)?
+                    }
+                };
+                if let Some(parent) = target.parent() {
+                    crate::workdir::create_private(parent).map_err(|e| {
+                        mlua::Error::runtime(format!("hrr.fs.write: {}: {e}", parent.display()))
+                    })?;
                 }
-            };
-            if let Some(parent) = target.parent() {
-                crate::workdir::create_private(parent).map_err(|e| {
-                    mlua::Error::runtime(format!("hrr.fs.write: {}: {e}", parent.display()))
-                })?;
-            }
-            crate::output_file::write(&target, &text.as_bytes()).map_err(mlua::Error::external)?;
-            Ok(target.display().to_string())
-        })?,
+                crate::output_file::write(&target, &text.as_bytes())
+                    .map_err(mlua::Error::external)?;
+                super::path::to_lua(lua, &target)
+            },
+        )?,
     )?;
     hrr.set("fs", t)
 }
 
 /// `path` (relative paths are taken relative to the workdir) when it lies
 /// under `workdir` after resolving symlinks; an error naming both otherwise.
-fn inside_workdir(workdir: &Path, path: &str) -> Result<PathBuf, String> {
-    let given = Path::new(path);
+fn inside_workdir(workdir: &Path, given: &Path) -> Result<PathBuf, String> {
     let joined = if given.is_absolute() {
         given.to_path_buf()
     } else {
@@ -76,7 +76,8 @@ fn inside_workdir(workdir: &Path, path: &str) -> Result<PathBuf, String> {
         Ok(target)
     } else {
         Err(format!(
-            "hrr.fs.write: {path} is outside the workdir {}; workflows may only write there",
+            "hrr.fs.write: {} is outside the workdir {}; workflows may only write there",
+            given.display(),
             workdir.display()
         ))
     }

@@ -14,12 +14,15 @@ mod fs;
 mod json;
 mod log;
 mod names;
+mod path;
 mod playback;
 mod preflight;
 mod render;
 mod replay;
 pub mod scripts;
+mod workflow;
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -35,11 +38,14 @@ pub use scripts::Workflow;
 /// What a workflow is started with.
 #[derive(Clone, Debug, Default)]
 pub struct Invocation {
-    /// Positional arguments (`hrr.args`).
-    pub args: Vec<String>,
+    /// Positional arguments (`hrr.args`), passed byte for byte.
+    pub args: Vec<OsString>,
     /// Options parsed by a builtin front end such as `hrr triage`
     /// (`hrr.opts`; an empty table otherwise).
     pub opts: serde_json::Map<String, serde_json::Value>,
+    /// Options of `hrr.opts` that are paths, set as their exact bytes (a
+    /// name that is not UTF-8 must still open) over those in `opts`.
+    pub path_opts: Vec<(&'static str, PathBuf)>,
     /// Files outside the workdir the user named for writing (`-o FILE`);
     /// `hrr.fs.write` accepts exactly these besides the workdir.
     pub outputs: Vec<PathBuf>,
@@ -47,7 +53,7 @@ pub struct Invocation {
 
 impl Invocation {
     /// An invocation with only positional arguments.
-    pub fn with_args(args: Vec<String>) -> Invocation {
+    pub fn with_args(args: Vec<OsString>) -> Invocation {
         Invocation {
             args,
             ..Invocation::default()
@@ -56,7 +62,7 @@ impl Invocation {
 }
 
 /// Runs `hrr run FILE args…`.
-pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<String>) -> anyhow::Result<i32> {
+pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<OsString>) -> anyhow::Result<i32> {
     if !path.is_file() {
         return Err(anyhow!("no such Lua script: {}", path.display()));
     }
@@ -64,7 +70,9 @@ pub fn run_file(ctx: Rc<Context>, path: &Path, args: Vec<String>) -> anyhow::Res
 }
 
 /// Runs a workflow; its integer return value is the exit code (nothing
-/// returned = 0).
+/// returned = 0). A chunk that returns a table is a preset such as
+/// `triage.lua`: its `run` step is called with `hrr.opts`, and what that
+/// returns is the exit code.
 pub fn run_workflow(
     ctx: Rc<Context>,
     workflow: &Workflow,
@@ -79,7 +87,11 @@ pub fn run_workflow(
         .load(text)
         .set_name(workflow.chunk_name())
         .set_mode(ChunkMode::Text)
-        .call::<mlua::Value>(());
+        .call::<mlua::Value>(())
+        .and_then(|value| match value {
+            mlua::Value::Table(steps) => run_steps(&lua, &steps),
+            other => Ok(other),
+        });
     if budget.spent() {
         return Err(anyhow!(budget.message()));
     }
@@ -104,6 +116,23 @@ pub fn run_workflow(
             workflow.chunk_name().trim_start_matches(['@', '='])
         )
     })
+}
+
+/// Calls `steps.run(hrr.opts)` of a workflow that returned a table of steps.
+fn run_steps(lua: &Lua, steps: &mlua::Table) -> mlua::Result<mlua::Value> {
+    let run = match steps.get::<mlua::Value>("run")? {
+        mlua::Value::Function(f) => f,
+        _ => {
+            return Err(mlua::Error::runtime(
+                "the workflow returned a table without a run function; return a number, or a table of steps with run(opts)",
+            ))
+        }
+    };
+    let opts = lua
+        .globals()
+        .get::<mlua::Table>("hrr")?
+        .get::<mlua::Value>("opts")?;
+    run.call::<mlua::Value>(opts)
 }
 
 /// A workflow's return value as a process exit code. The OS keeps only the

@@ -9,8 +9,9 @@ use std::rc::Rc;
 
 use mlua::{Lua, Table, Value};
 
+use super::path::LuaPath;
 use crate::context::Context;
-use crate::replay::{self, ReplayMode, ReplayRequest};
+use crate::replay::{self, GpuChoice, Overrides, ReplayMode, ReplayRequest, SyncMode};
 
 /// The option names `hrr.replay.run` accepts.
 const KEYS: &[&str] = &[
@@ -72,24 +73,26 @@ fn request(ctx: &Context, opts: &Table) -> anyhow::Result<(Context, ReplayReques
             other => anyhow::bail!("{key}: unexpected {}", other.type_name()),
         })
     };
-    let archive = text("archive")?.ok_or_else(|| anyhow::anyhow!("archive is required"))?;
-    let config = ctx.config.with_flags(&[
-        ("replay.mode", text("mode")?, "hrr.replay.run mode"),
-        ("replay.gpu", text("gpu")?, "hrr.replay.run gpu"),
-        ("replay.timeout", text("timeout")?, "hrr.replay.run timeout"),
-        ("replay.sync", text("sync")?, "hrr.replay.run sync"),
-        (
-            "replay.trace_kernels",
-            text("trace_kernels")?,
-            "hrr.replay.run trace_kernels",
-        ),
-        (
-            "replay.progress_seconds",
-            text("progress_seconds")?,
-            "hrr.replay.run progress_seconds",
-        ),
-        ("playback.path", text("player")?, "hrr.replay.run player"),
-    ])?;
+    let archive = opts
+        .get::<Option<LuaPath>>("archive")
+        .map_err(|e| anyhow::anyhow!("archive: {e}"))?
+        .ok_or_else(|| anyhow::anyhow!("archive is required"))?
+        .0;
+    let overrides = Overrides {
+        mode: text("mode")?.map(|m| parse_mode(&m)).transpose()?,
+        gpu: text("gpu")?.map(|g| parse_gpu(&g)).transpose()?,
+        timeout: text("timeout")?,
+        sync: text("sync")?.map(|s| SyncMode::parse(&s)).transpose()?,
+        trace_kernels: text("trace_kernels")?
+            .map(|b| parse_number::<bool>("trace_kernels", &b))
+            .transpose()?,
+        progress_seconds: text("progress_seconds")?
+            .map(|n| parse_number::<u32>("progress_seconds", &n))
+            .transpose()?,
+        player: text("player")?.map(Into::into),
+        image: None,
+    };
+    let config = overrides.apply(&ctx.config, |field| format!("hrr.replay.run {field}"))?;
     let mut req = ReplayRequest::from_config(&config, archive)?;
     let extra_args = opts
         .get::<Option<Vec<String>>>("extra_args")
@@ -97,17 +100,38 @@ fn request(ctx: &Context, opts: &Table) -> anyhow::Result<(Context, ReplayReques
     if let Some(extra) = extra_args {
         req.extra_args.extend(extra);
     }
-    req.log = text("log")?.map(Into::into);
+    req.log = opts
+        .get::<Option<LuaPath>>("log")
+        .map_err(|e| anyhow::anyhow!("log: {e}"))?
+        .map(|p| p.0);
     let ctx = Context {
         config,
         ui: ctx.ui.clone(),
     };
-    if req.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
-        req.player = Some(replay::native::configured_player(&ctx).map_err(|e| {
-            anyhow::anyhow!("{e:#}; or pass player = hrr.playback.locate{{build=true}}.path")
-        })?);
-    }
+    req.locate_player(&ctx).map_err(|e| {
+        anyhow::anyhow!("{e:#}; or pass player = hrr.playback.locate{{build=true}}.path")
+    })?;
     Ok((ctx, req))
+}
+
+/// The `mode` field: auto, native or docker.
+fn parse_mode(text: &str) -> anyhow::Result<ReplayMode> {
+    <ReplayMode as clap::ValueEnum>::from_str(text, false)
+        .map_err(|_| anyhow::anyhow!("mode: expected auto, native or docker, found \"{text}\""))
+}
+
+/// The `gpu` field: "auto" or a GPU ordinal.
+fn parse_gpu(text: &str) -> anyhow::Result<GpuChoice> {
+    if text == "auto" {
+        return Ok(GpuChoice::Auto);
+    }
+    parse_number("gpu", text).map(GpuChoice::Ordinal)
+}
+
+/// A field holding a number or boolean, given to Lua as such or as text.
+fn parse_number<T: std::str::FromStr>(field: &str, text: &str) -> anyhow::Result<T> {
+    text.parse()
+        .map_err(|_| anyhow::anyhow!("{field}: unexpected value \"{text}\""))
 }
 
 /// An mlua error (not `Send`) as an anyhow error with its message.

@@ -9,8 +9,27 @@ use anyhow::Context as _;
 
 use crate::config::Config;
 
-/// The workflows shipped inside the binary: (name, file text).
-pub const EMBEDDED: &[(&str, &str)] = &[("triage", include_str!("../../scripts/triage.lua"))];
+/// The workflows shipped inside the binary: (name, file text). `triage` is
+/// the preset `hrr triage` runs; `flaky` is the example workflow of the
+/// README.
+pub const EMBEDDED: &[(&str, &str)] = &[
+    ("triage", include_str!("../../scripts/triage.lua")),
+    ("flaky", include_str!("../../scripts/flaky.lua")),
+];
+
+/// The workflow embedded in the binary under `name`, whatever the scripts
+/// directories hold: what `hrr triage --print-workflow` prints and what
+/// `hrr.workflow.embedded` loads.
+pub fn embedded(name: &str) -> Option<Workflow> {
+    EMBEDDED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, text)| Workflow {
+            name: (*n).into(),
+            source: ScriptSource::Embedded(text),
+            shadows: Vec::new(),
+        })
+}
 
 /// Where a workflow's text comes from.
 #[derive(Clone, Debug)]
@@ -125,7 +144,7 @@ pub fn find(config: &Config, name: &str) -> Option<Workflow> {
         .into_iter()
         .map(|d| d.join(format!("{name}.lua")))
         .filter(|p| p.is_file());
-    let embedded = EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
+    let embedded = embedded(name);
     match files.next() {
         Some(first) => {
             let mut shadows: Vec<PathBuf> = files.collect();
@@ -138,11 +157,7 @@ pub fn find(config: &Config, name: &str) -> Option<Workflow> {
                 shadows,
             })
         }
-        None => embedded.map(|t| Workflow {
-            name: name.into(),
-            source: ScriptSource::Embedded(t),
-            shadows: Vec::new(),
-        }),
+        None => embedded,
     }
 }
 

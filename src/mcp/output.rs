@@ -10,10 +10,10 @@ use schemars::{JsonSchema, Schema};
 use serde_json::{json, Value};
 
 use super::subprocess::{Finished, Stopped, MAX_STDOUT};
-use crate::archive::event_stream::DecodedEvent;
-use crate::cli::SchemaDocument;
-use crate::commands::schema;
-use crate::finding::Finding;
+use hrr::archive::event_stream::DecodedEvent;
+use hrr::finding::Finding;
+use hrr::schema;
+use hrr::schema::Document;
 
 /// How a tool's stdout becomes its result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub enum Shape {
 }
 
 /// The output schema of a tool that answers `document` as `hrr` prints it.
-pub fn document_schema(document: SchemaDocument) -> Arc<JsonObject> {
+pub fn document_schema(document: Document) -> Arc<JsonObject> {
     object(schema::schema(document))
 }
 
@@ -238,7 +238,7 @@ mod tests {
         for s in [
             findings_schema(),
             events_schema(),
-            document_schema(SchemaDocument::ArchiveInfo),
+            document_schema(Document::ArchiveInfo),
         ] {
             assert_eq!(s["type"], "object");
             assert!(s["$defs"].is_object());

@@ -10,21 +10,10 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use hrr::replay::ReplayMode;
+
 /// Events `archive_events` returns when the call gives no `limit`.
 pub const DEFAULT_EVENT_LIMIT: u64 = 1000;
-
-/// How `triage` replays (`hrr triage --replay`).
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ReplayMode {
-    /// Docker if docker.image is set, else native if the GPU device is
-    /// readable and a player is found, else metadata only.
-    Auto,
-    /// hrr-playback on this host.
-    Native,
-    /// hrr-playback inside the docker image.
-    Docker,
-}
 
 /// What `preflight` probes (`hrr preflight --mode`).
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -72,12 +61,7 @@ impl TriageParams {
         flag(&mut argv, "--all", self.all);
         flag(&mut argv, "--yes", self.yes);
         if let Some(mode) = self.replay {
-            let word = match mode {
-                ReplayMode::Auto => "auto",
-                ReplayMode::Native => "native",
-                ReplayMode::Docker => "docker",
-            };
-            value(&mut argv, "--replay", Some(word));
+            value(&mut argv, "--replay", Some(mode.name()));
         }
         value(&mut argv, "--gpu", self.gpu);
         value(&mut argv, "--image", self.image.as_deref());

@@ -16,7 +16,7 @@ use super::params::{
 };
 use super::progress::Progress;
 use super::subprocess::Runner;
-use crate::cli::SchemaDocument;
+use hrr::schema::Document;
 
 /// The MCP server: the tool router and how `hrr` is run for each call.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ impl HrrTools {
 
     #[tool(
         description = "Decode an archive without ROCm: health, totals, APIs, kernels, blobs, D2H checks; on a capture root with several processes, the process table and the one triage would pick.",
-        output_schema = output::document_schema(SchemaDocument::ArchiveInfo),
+        output_schema = output::document_schema(Document::ArchiveInfo),
         annotations(read_only_hint = true)
     )]
     async fn archive_info(
@@ -86,7 +86,7 @@ impl HrrTools {
 
     #[tool(
         description = "Can this host (or a docker image) replay the archive faithfully? GPU count, requested GPU, arch, HIP runtime and comgr versions: status ok, warn, confirm or blocked, with the reasons.",
-        output_schema = output::document_schema(SchemaDocument::Preflight),
+        output_schema = output::document_schema(Document::Preflight),
         annotations(read_only_hint = true)
     )]
     async fn preflight(
@@ -99,7 +99,7 @@ impl HrrTools {
 
     #[tool(
         description = "Classify replay logs (and optionally the archive they came from) into a finding, without replaying.",
-        output_schema = output::document_schema(SchemaDocument::Finding),
+        output_schema = output::document_schema(Document::Finding),
         annotations(read_only_hint = true)
     )]
     async fn classify(

@@ -14,7 +14,7 @@ use anyhow::{anyhow, bail, Context as _};
 
 use super::player_name;
 use crate::context::Context;
-use crate::preflight::smi::is_executable;
+use crate::executable::is_executable;
 
 /// The failure of this run's build attempt, if one failed.
 static FAILED: Mutex<Option<String>> = Mutex::new(None);

@@ -1,8 +1,10 @@
 //! Which `hrr-playback` a replay uses, and how it was found (reference
 //! upstream-triage.md §5): `playback.path` (legacy `HRR_PLAYBACK`), then
-//! `<rocm.path>/bin/hrr-playback` (Windows: `bin`, `hip\bin`, `tools\bin`,
-//! `.exe` first), then `PATH`; with `build`, one cmake build from
-//! `playback.source`.
+//! `<rocm.path>/bin/hrr-playback`, then `PATH`; with `build`, one cmake
+//! build from `playback.source`. On Windows, as `ensure_playback.ps1` does,
+//! the ROCm roots are an explicit `rocm.path` alone, else `HIP_PATH`,
+//! `ROCM_PATH` and the default root, each searched in `bin`, `hip\bin` and
+//! `tools\bin` for `hrr-playback.exe`, then `hrr-playback`.
 
 mod build;
 
@@ -12,9 +14,9 @@ use std::time::Duration;
 use anyhow::anyhow;
 use serde::Serialize;
 
-use crate::config::Config;
+use crate::config::{Config, Origin};
 use crate::context::Context;
-use crate::preflight::smi::is_executable;
+use crate::executable::is_executable;
 use crate::subprocess::{self, ExecOptions};
 
 /// Time limit of `hrr-playback --version` (it never touches the GPU).
@@ -131,8 +133,9 @@ pub fn search(
             "playback.path = {p} is not an executable file; searching elsewhere"
         ));
     }
-    if let Some(p) = rocm_candidates(&config.rocm_path())
-        .into_iter()
+    if let Some(p) = rocm_roots(config)
+        .iter()
+        .flat_map(|root| rocm_candidates(root))
         .find(|p| is_executable(p))
     {
         return Some((p, FoundBy::Rocm));
@@ -142,6 +145,53 @@ pub fn search(
         .ok()
         .map(|p| (p, FoundBy::Path))
 }
+
+/// The ROCm roots the player is searched under, in order. On Windows an
+/// explicit `rocm.path` (a config file or `-c`) is searched alone;
+/// otherwise `HIP_PATH`, `ROCM_PATH`, then the default root. Elsewhere the
+/// one `rocm.path`.
+pub fn rocm_roots(config: &Config) -> Vec<PathBuf> {
+    if !cfg!(windows) {
+        return vec![config.rocm_path()];
+    }
+    let explicit = config
+        .entry("rocm.path")
+        .filter(|e| matches!(e.origin, Origin::File { .. } | Origin::Flag(_)))
+        .map(|_| config.rocm_path());
+    windows_roots(
+        explicit,
+        std::env::var_os("HIP_PATH"),
+        std::env::var_os("ROCM_PATH"),
+    )
+}
+
+/// The Windows search order of [`rocm_roots`]: `explicit` alone, else the
+/// set ones of `hip_path` and `rocm_path`, then the default root, without
+/// repeats.
+fn windows_roots(
+    explicit: Option<PathBuf>,
+    hip_path: Option<std::ffi::OsString>,
+    rocm_path: Option<std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    if let Some(root) = explicit {
+        return vec![root];
+    }
+    let mut roots: Vec<PathBuf> = Vec::new();
+    let found = [hip_path, rocm_path]
+        .into_iter()
+        .flatten()
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    for root in found.chain([PathBuf::from(DEFAULT_WINDOWS_ROOT)]) {
+        if !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+    roots
+}
+
+/// Where the AMD HIP SDK installs by default.
+const DEFAULT_WINDOWS_ROOT: &str = r"C:\Program Files\AMD\ROCm\6.2";
 
 /// `<rocm>/bin/hrr-playback`; on Windows `<rocm>\bin`, `hip\bin`,
 /// `tools\bin`, each with `hrr-playback.exe` then `hrr-playback`.
@@ -227,6 +277,28 @@ pub fn parse_version(text: &str) -> PlayerVersion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn windows_roots_follow_ensure_playback() {
+        let hip = Some(std::ffi::OsString::from(r"D:\hip"));
+        let rocm = Some(std::ffi::OsString::from(r"E:\rocm"));
+        assert_eq!(
+            windows_roots(None, hip.clone(), rocm.clone()),
+            [
+                PathBuf::from(r"D:\hip"),
+                PathBuf::from(r"E:\rocm"),
+                PathBuf::from(DEFAULT_WINDOWS_ROOT)
+            ]
+        );
+        assert_eq!(
+            windows_roots(Some(PathBuf::from(r"F:\mine")), hip, rocm),
+            [PathBuf::from(r"F:\mine")]
+        );
+        assert_eq!(
+            windows_roots(None, Some("".into()), Some(DEFAULT_WINDOWS_ROOT.into())),
+            [PathBuf::from(DEFAULT_WINDOWS_ROOT)]
+        );
+    }
 
     #[test]
     fn reads_the_reference_version_output() {

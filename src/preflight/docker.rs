@@ -3,7 +3,6 @@
 //! Every argument is a separate argv element; the only shell text is the
 //! fixed probe script below, and nothing from the archive reaches docker.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::bail;
@@ -11,18 +10,13 @@ use anyhow::bail;
 use super::host::{hip_version_in, HostFacts, HostProbe};
 use super::smi;
 use crate::config::Config;
+use crate::docker_env::{DockerEnv, DockerMissing};
 use crate::subprocess::{self, Captured, ExecOptions};
 
 /// Time limit of the GPU/HIP probe container (upstream: 120 s).
 const GPU_PROBE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Time limit of the comgr probe container (upstream: 60 s).
 const COMGR_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
-/// Where the host CLR libraries are mounted with `docker.mount_clr`.
-const CLR_MOUNT: &str = "/opt/hrr/lib";
-/// Where the host ROCr libraries are mounted with `docker.mount_clr`.
-const ROCR_MOUNT: &str = "/opt/hrr/rocr";
-/// The library dir of `rocm/vllm:` images' bundled ROCm SDK.
-const VLLM_SDK_LIB: &str = "/opt/python/lib/python3.13/site-packages/_rocm_sdk_core/lib";
 
 /// Runs inside the image (as `bash -lc`, so the image's login profile sets
 /// its PATH): the GPU list from rocm-smi (or amd-smi's JSON), then the
@@ -56,165 +50,98 @@ for d in dirs:
 raise SystemExit(1)
 "#;
 
-/// How to call docker: through `sudo -n` always, never, or when docker
-/// itself is refused and `sudo -n true` works (`docker.sudo`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Sudo {
-    /// `docker.sudo = "auto"`.
-    Auto,
-    /// `docker.sudo = true`.
-    Always,
-    /// `docker.sudo = false`.
-    Never,
-}
-
-/// The docker probe of one image.
+/// The docker probe of one image: containers of the [`DockerEnv`] a docker
+/// replay of it would run in (same client, image, overlay, variables and
+/// library path).
 #[derive(Clone, Debug)]
 pub struct DockerProbe {
-    image: String,
-    sudo: Sudo,
-    clr_lib: Option<PathBuf>,
-    rocr_lib: Option<PathBuf>,
-    extra_ld: Option<String>,
-    /// Why a requested overlay is not used.
-    overlay_problem: Option<String>,
+    /// The environment, or why docker is not there to probe.
+    env: Result<DockerEnv, String>,
 }
 
 impl DockerProbe {
-    /// The probe of `image` with the docker settings of `config`
-    /// (`docker.sudo`, `docker.mount_clr`, `docker.clr_build`,
-    /// `docker.extra_ld`, `playback.path`, `playback.rocr_lib`). An image
-    /// name that docker would read as an option, or a mount path docker
-    /// cannot express, is an error.
+    /// The probe of `image` in the docker environment of `config` (see
+    /// [`DockerEnv::new`]). A configuration the replay would refuse (an
+    /// image name docker would read as an option, `docker.mount_clr` without
+    /// a CLR lib dir, a mount path docker cannot express) is an error; a
+    /// missing docker CLI is the probe's `docker:unavailable` outcome.
     pub fn new(config: &Config, image: &str) -> anyhow::Result<DockerProbe> {
         if cfg!(windows) {
             bail!("docker preflight is not supported on Windows; use WSL2 and run hrr there");
         }
-        if image.is_empty() || image.starts_with('-') || image.chars().any(char::is_whitespace) {
-            bail!("invalid docker image name '{image}'");
-        }
-        let sudo = match config.get("docker.sudo") {
-            Some(toml::Value::Boolean(true)) => Sudo::Always,
-            Some(toml::Value::Boolean(false)) => Sudo::Never,
-            _ => Sudo::Auto,
+        let env = match DockerEnv::new(config, image) {
+            Ok(env) => Ok(env),
+            Err(e) if e.is::<DockerMissing>() => Err(format!("docker is not available: {e}")),
+            Err(e) => return Err(e),
         };
-        let mut probe = DockerProbe {
-            image: image.to_string(),
-            sudo,
-            clr_lib: None,
-            rocr_lib: None,
-            extra_ld: config
-                .str("docker.extra_ld")
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .or_else(|| {
-                    image
-                        .starts_with("rocm/vllm:")
-                        .then(|| VLLM_SDK_LIB.to_string())
-                }),
-            overlay_problem: None,
-        };
-        if config.bool("docker.mount_clr") {
-            probe.clr_lib = clr_lib_candidates(config)
-                .into_iter()
-                .find(|d| holds(d, "libamdhip64.so"));
-            if probe.clr_lib.is_none() {
-                probe.overlay_problem = Some(
-                    "docker.mount_clr is set but no CLR lib dir with libamdhip64.so* was found \
-                     (docker.clr_build/hipamd/lib, or lib/ beside playback.path); probing the image's own stack"
-                        .into(),
-                );
-            } else {
-                probe.rocr_lib = config
-                    .str("playback.rocr_lib")
-                    .map(PathBuf::from)
-                    .filter(|d| d.join("libhsa-runtime64.so.1").exists());
-            }
-        }
-        for dir in probe.clr_lib.iter().chain(&probe.rocr_lib) {
-            if dir.to_string_lossy().contains(':') {
-                bail!(
-                    "cannot mount {} into docker: the path contains ':'",
-                    dir.display()
-                );
-            }
-        }
-        Ok(probe)
+        Ok(DockerProbe { env })
     }
+}
 
-    /// `LD_LIBRARY_PATH` inside the container: `[<extra>:]/opt/rocm/lib`, or
-    /// with the overlay `/opt/hrr/lib[:/opt/hrr/rocr][:<extra>]:/opt/rocm/lib`.
-    fn ld_path(&self) -> String {
-        let mut parts: Vec<&str> = Vec::new();
-        if self.clr_lib.is_some() {
-            parts.push(CLR_MOUNT);
-            if self.rocr_lib.is_some() {
-                parts.push(ROCR_MOUNT);
-            }
-        }
-        parts.extend(self.extra_ld.as_deref());
-        parts.push("/opt/rocm/lib");
-        parts.join(":")
+/// The `-v` and `-e` options every probe container gets from `env`.
+fn env_args(env: &DockerEnv) -> Vec<String> {
+    let mut a = Vec::new();
+    for m in env.overlay_mounts() {
+        a.extend(["-v".to_string(), m.to_string_lossy().into_owned()]);
     }
-
-    fn mounts(&self, with_rocr: bool) -> Vec<String> {
-        let mut v = Vec::new();
-        if let Some(clr) = &self.clr_lib {
-            v.extend([
-                "-v".to_string(),
-                format!("{}:{CLR_MOUNT}:ro", clr.display()),
-            ]);
-        }
-        if let (true, Some(rocr)) = (with_rocr, &self.rocr_lib) {
-            v.extend([
-                "-v".to_string(),
-                format!("{}:{ROCR_MOUNT}:ro", rocr.display()),
-            ]);
-        }
-        v
+    for e in env.passed_env() {
+        a.extend(["-e".to_string(), e.clone()]);
     }
+    a.extend([
+        "-e".to_string(),
+        format!("LD_LIBRARY_PATH={}", env.ld_library_path()),
+    ]);
+    a
+}
 
-    fn gpu_argv(&self) -> Vec<String> {
-        let mut a: Vec<String> = ["run", "--rm", "--device=/dev/kfd", "--device=/dev/dri"]
-            .map(String::from)
-            .to_vec();
-        a.extend(self.mounts(true));
-        a.extend(["-e".into(), format!("HRR_PROBE_LD={}", self.ld_path())]);
-        a.extend([
-            self.image.clone(),
-            "bash".into(),
-            "-lc".into(),
-            GPU_SCRIPT.into(),
-        ]);
-        a
-    }
+/// `docker run` of the GPU/HIP probe: the GPU devices, the environment,
+/// and the library path again as `HRR_PROBE_LD`, which the script exports
+/// after the login profile ran.
+fn gpu_argv(env: &DockerEnv) -> Vec<String> {
+    let mut a: Vec<String> = ["run", "--rm", "--device=/dev/kfd", "--device=/dev/dri"]
+        .map(String::from)
+        .to_vec();
+    a.extend(env_args(env));
+    a.extend([
+        "-e".into(),
+        format!("HRR_PROBE_LD={}", env.ld_library_path()),
+        env.image().to_string(),
+        "bash".into(),
+        "-lc".into(),
+        GPU_SCRIPT.into(),
+    ]);
+    env.command(a)
+}
 
-    fn comgr_argv(&self) -> Vec<String> {
-        let mut a: Vec<String> = vec!["run".into(), "--rm".into()];
-        a.extend(self.mounts(false));
-        a.extend(["-e".into(), format!("LD_LIBRARY_PATH={}", self.ld_path())]);
-        a.extend([
-            self.image.clone(),
-            "python3".into(),
-            "-c".into(),
-            COMGR_SCRIPT.into(),
-        ]);
-        a
-    }
+/// `docker run` of the comgr probe (no devices needed).
+fn comgr_argv(env: &DockerEnv) -> Vec<String> {
+    let mut a: Vec<String> = vec!["run".into(), "--rm".into()];
+    a.extend(env_args(env));
+    a.extend([
+        env.image().to_string(),
+        "python3".into(),
+        "-c".into(),
+        COMGR_SCRIPT.into(),
+    ]);
+    env.command(a)
+}
 
-    fn source(&self) -> String {
-        match &self.clr_lib {
-            Some(clr) => format!("docker:{}:overlay:{}", self.image, clr.display()),
-            None => format!("docker:{}", self.image),
-        }
+/// `host.source`: `docker:<image>`, with the overlay's CLR dir when mounted.
+fn source(env: &DockerEnv) -> String {
+    match env.clr_lib() {
+        Some(clr) => format!("docker:{}:overlay:{}", env.image(), clr.display()),
+        None => format!("docker:{}", env.image()),
     }
 }
 
 impl HostProbe for DockerProbe {
     fn probe(&self) -> HostFacts {
-        let first = run_docker(&self.gpu_argv(), self.sudo, GPU_PROBE_TIMEOUT);
-        let (captured, sudo) = match first {
-            Outcome::Ran(c, sudo) => (c, sudo),
+        let env = match &self.env {
+            Ok(env) => env,
+            Err(why) => return HostFacts::unprobed("docker:unavailable", why.clone()),
+        };
+        let captured = match run_docker(env, &gpu_argv(env), GPU_PROBE_TIMEOUT) {
+            Outcome::Ran(c) => c,
             Outcome::Unavailable(why) => return HostFacts::unprobed("docker:unavailable", why),
             Outcome::Denied(why) => return HostFacts::unprobed("docker:permission-denied", why),
         };
@@ -231,16 +158,16 @@ impl HostProbe for DockerProbe {
                 "docker:unavailable",
                 format!(
                     "docker could not run {}: {}",
-                    self.image,
+                    env.image(),
                     first_line(&String::from_utf8_lossy(&captured.stderr))
                 ),
             );
         }
         let mut facts = HostFacts {
-            source: self.source(),
+            source: source(env),
             ..HostFacts::default()
         };
-        facts.problems.extend(self.overlay_problem.clone());
+        facts.problems.extend(env.notes().iter().cloned());
         if captured.timed_out {
             facts.problems.push(format!(
                 "the docker probe timed out after {}s",
@@ -275,7 +202,7 @@ impl HostProbe for DockerProbe {
                 .problems
                 .push("the image's GPU tool listed no GPU".into());
         }
-        let overlay_hip = self.clr_lib.as_deref().and_then(hip_version_in);
+        let overlay_hip = env.clr_lib().and_then(hip_version_in);
         if let Some((v, from)) = overlay_hip {
             facts.hip_runtime_version = Some(v);
             facts.hip_runtime_from = Some(from.display().to_string());
@@ -284,19 +211,19 @@ impl HostProbe for DockerProbe {
             .and_then(|t| parse_hip_version_file(t))
         {
             facts.hip_runtime_version = Some(v);
-            facts.hip_runtime_from = Some(format!("{}:/opt/rocm/share/hip/version", self.image));
+            facts.hip_runtime_from = Some(format!("{}:/opt/rocm/share/hip/version", env.image()));
         } else {
             facts
                 .problems
                 .push("the image has no readable share/hip/version".into());
         }
-        let comgr = run_with(&self.comgr_argv(), sudo, COMGR_PROBE_TIMEOUT);
+        let comgr = run(&comgr_argv(env), COMGR_PROBE_TIMEOUT);
         match comgr {
             Ok(c) if c.success() => {
                 let out = c.stdout_text();
                 let v = out.lines().map(str::trim).find(|l| is_major_minor(l));
                 facts.comgr_version = v.map(str::to_string);
-                facts.comgr_from = v.map(|_| format!("{}:libamd_comgr.so", self.image));
+                facts.comgr_from = v.map(|_| format!("{}:libamd_comgr.so", env.image()));
             }
             Ok(c) => facts.problems.push(format!(
                 "the image's comgr probe failed (python3 and libamd_comgr.so* are needed): {}",
@@ -311,49 +238,38 @@ impl HostProbe for DockerProbe {
 }
 
 enum Outcome {
-    /// Docker ran (maybe unsuccessfully); `true` when through `sudo -n`.
-    Ran(Captured, bool),
+    /// Docker ran (maybe unsuccessfully).
+    Ran(Captured),
     Unavailable(String),
     Denied(String),
 }
 
-/// Runs `docker <args>` per the sudo policy. A missing docker is
-/// `Unavailable`; "permission denied" (without a working `sudo -n`) is
-/// `Denied`.
-fn run_docker(args: &[String], sudo: Sudo, timeout: Duration) -> Outcome {
-    let first_with_sudo = sudo == Sudo::Always;
-    let c = match run_with(args, first_with_sudo, timeout) {
+/// Runs `argv` (a docker command of `env`). A docker that cannot be
+/// started is `Unavailable` (through `sudo -n`: `Denied`); a run refused
+/// with "permission denied" is `Denied`.
+fn run_docker(env: &DockerEnv, argv: &[String], timeout: Duration) -> Outcome {
+    let c = match run(argv, timeout) {
         Ok(c) => c,
-        Err(e) if first_with_sudo => {
+        Err(e) if env.uses_sudo() => {
             return Outcome::Denied(format!("sudo -n docker could not run: {e:#}"))
         }
         Err(e) => return Outcome::Unavailable(format!("docker is not available: {e:#}")),
     };
     if !denied(&c) {
-        return Outcome::Ran(c, first_with_sudo);
+        return Outcome::Ran(c);
     }
-    if sudo == Sudo::Auto && sudo_works() {
-        return match run_with(args, true, timeout) {
-            Ok(c) if !denied(&c) => Outcome::Ran(c, true),
-            Ok(c) => Outcome::Denied(first_line(&String::from_utf8_lossy(&c.stderr))),
-            Err(e) => Outcome::Denied(format!("sudo -n docker could not run: {e:#}")),
-        };
+    let why = first_line(&String::from_utf8_lossy(&c.stderr));
+    if env.uses_sudo() {
+        return Outcome::Denied(why);
     }
     Outcome::Denied(format!(
-        "docker refused: {} (add yourself to the docker group, or allow `sudo -n docker` and set docker.sudo)",
-        first_line(&String::from_utf8_lossy(&c.stderr))
+        "docker refused: {why} (add yourself to the docker group, or allow `sudo -n docker` and set docker.sudo)"
     ))
 }
 
-fn run_with(args: &[String], sudo: bool, timeout: Duration) -> anyhow::Result<Captured> {
-    let mut argv: Vec<String> = if sudo {
-        vec!["sudo".into(), "-n".into(), "docker".into()]
-    } else {
-        vec!["docker".into()]
-    };
-    argv.extend(args.iter().cloned());
+fn run(argv: &[String], timeout: Duration) -> anyhow::Result<Captured> {
     subprocess::run(
-        &argv,
+        argv,
         &ExecOptions {
             timeout: Some(timeout),
             ..ExecOptions::default()
@@ -366,43 +282,6 @@ fn denied(c: &Captured) -> bool {
         && format!("{}{}", c.stdout_text(), String::from_utf8_lossy(&c.stderr))
             .to_ascii_lowercase()
             .contains("permission denied")
-}
-
-fn sudo_works() -> bool {
-    let argv = ["sudo", "-n", "true"].map(String::from);
-    subprocess::run(
-        &argv,
-        &ExecOptions {
-            timeout: Some(Duration::from_secs(10)),
-            ..Default::default()
-        },
-    )
-    .is_ok_and(|c| c.success())
-}
-
-/// The CLR lib dirs tried for the overlay: `<docker.clr_build>/hipamd/lib`,
-/// then `lib/` beside the configured player's `bin/`.
-fn clr_lib_candidates(config: &Config) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    if let Some(b) = config.str("docker.clr_build").filter(|s| !s.is_empty()) {
-        v.push(Path::new(b).join("hipamd").join("lib"));
-    }
-    if let Some(dir) = config
-        .str("playback.path")
-        .and_then(|p| Path::new(p).parent())
-    {
-        v.push(dir.join("..").join("lib"));
-    }
-    v
-}
-
-/// `dir` holds a file whose name starts with `prefix`.
-fn holds(dir: &Path, prefix: &str) -> bool {
-    std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries
-            .filter_map(Result::ok)
-            .any(|e| e.file_name().to_string_lossy().starts_with(prefix))
-    })
 }
 
 /// The probe script's output split at its `hrr-probe: <name>` lines.
@@ -459,50 +338,6 @@ fn first_line(s: &str) -> String {
 #[cfg(all(test, not(windows)))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ld_path_and_argv_shapes() {
-        let c = Config::with_overrides(&[]).unwrap();
-        let p = DockerProbe::new(&c, "rocm/vllm:latest").unwrap();
-        assert_eq!(p.ld_path(), format!("{VLLM_SDK_LIB}:/opt/rocm/lib"));
-        let argv = p.gpu_argv();
-        assert_eq!(
-            &argv[..4],
-            ["run", "--rm", "--device=/dev/kfd", "--device=/dev/dri"]
-        );
-        assert_eq!(argv[argv.len() - 3..argv.len() - 1], ["bash", "-lc"]);
-        assert_eq!(argv[argv.len() - 4], "rocm/vllm:latest");
-        let p = DockerProbe::new(&c, "ubuntu:22.04").unwrap();
-        assert_eq!(p.ld_path(), "/opt/rocm/lib");
-        assert!(DockerProbe::new(&c, "--privileged").is_err());
-    }
-
-    #[test]
-    fn overlay_mounts_clr_and_rocr() {
-        let dir = tempfile::tempdir().unwrap();
-        let clr = dir.path().join("clr/hipamd/lib");
-        let rocr = dir.path().join("rocr");
-        std::fs::create_dir_all(&clr).unwrap();
-        std::fs::create_dir_all(&rocr).unwrap();
-        std::fs::write(clr.join("libamdhip64.so.7.2.53211"), b"").unwrap();
-        std::fs::write(rocr.join("libhsa-runtime64.so.1"), b"").unwrap();
-        let c = Config::with_overrides(&[
-            "docker.mount_clr=true",
-            &format!("docker.clr_build={}", dir.path().join("clr").display()),
-            &format!("playback.rocr_lib={}", rocr.display()),
-            "docker.extra_ld=/x/lib",
-        ])
-        .unwrap();
-        let p = DockerProbe::new(&c, "img").unwrap();
-        assert_eq!(
-            p.ld_path(),
-            "/opt/hrr/lib:/opt/hrr/rocr:/x/lib:/opt/rocm/lib"
-        );
-        assert_eq!(p.source(), format!("docker:img:overlay:{}", clr.display()));
-        let argv = p.gpu_argv();
-        assert!(argv.contains(&format!("{}:/opt/hrr/lib:ro", clr.display())));
-        assert!(argv.contains(&format!("{}:/opt/hrr/rocr:ro", rocr.display())));
-    }
 
     #[test]
     fn probe_output_sections_and_versions() {

@@ -77,6 +77,47 @@ impl PreflightOptions {
     }
 }
 
+/// Settings a front end gives on top of the config for one preflight (the
+/// flags of `hrr preflight`, the fields of `hrr.preflight.check`); `None`
+/// leaves the config's choice.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    /// The environment to probe.
+    pub mode: Option<ProbeMode>,
+    /// The docker image to probe; naming one probes docker unless `mode`
+    /// says otherwise.
+    pub image: Option<String>,
+    /// The replay GPU ordinal.
+    pub gpu: Option<u32>,
+    /// `preflight.strict_version`.
+    pub strict_version: Option<bool>,
+    /// `preflight.strict_arch`.
+    pub strict_arch: Option<bool>,
+}
+
+impl PreflightOptions {
+    /// These options with `overrides` on top.
+    pub fn overridden(mut self, overrides: &Overrides) -> PreflightOptions {
+        if let Some(image) = &overrides.image {
+            self.image = Some(image.clone());
+            self.mode = ProbeMode::Docker;
+        }
+        if let Some(mode) = overrides.mode {
+            self.mode = mode;
+        }
+        if let Some(gpu) = overrides.gpu {
+            self.gpu = Some(gpu);
+        }
+        if let Some(on) = overrides.strict_version {
+            self.strict.version = on;
+        }
+        if let Some(on) = overrides.strict_arch {
+            self.strict.arch = on;
+        }
+        self
+    }
+}
+
 /// Checks the process archive at `process_dir` (or a capture root holding
 /// exactly one `pid-*`) against the environment `opts` names. Errors only
 /// when the archive cannot be found or docker mode has no usable image; a
@@ -156,4 +197,31 @@ pub fn check_with(
 /// The process directory `path` names (see [`crate::archive::single_process`]).
 pub fn resolve_process_dir(path: &Path) -> anyhow::Result<PathBuf> {
     crate::archive::single_process(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_image_probes_docker_unless_the_mode_says_host() {
+        let config = Config::with_overrides(&["replay.mode=native", "replay.gpu=1"]).unwrap();
+        let base = PreflightOptions::from_config(&config);
+        assert_eq!(base.mode, ProbeMode::Host);
+        let image = Overrides {
+            image: Some("rocm/dev:6.4".into()),
+            strict_arch: Some(true),
+            ..Overrides::default()
+        };
+        let opts = base.clone().overridden(&image);
+        assert_eq!(opts.mode, ProbeMode::Docker);
+        assert_eq!(opts.image.as_deref(), Some("rocm/dev:6.4"));
+        assert_eq!(opts.gpu, Some(1), "unset fields keep the config's value");
+        assert!(opts.strict.arch);
+        let host = Overrides {
+            mode: Some(ProbeMode::Host),
+            ..image
+        };
+        assert_eq!(base.overridden(&host).mode, ProbeMode::Host);
+    }
 }

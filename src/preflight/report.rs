@@ -4,14 +4,14 @@
 
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::capture::CaptureFacts;
 use super::host::HostFacts;
 use crate::error::single_line as one_line;
 
 /// The overall answer, worst first: blocked > confirm > warn > ok.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Nothing found that makes the replay unfaithful.

@@ -95,7 +95,7 @@ pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::preflight::capture::CaptureDevice;
+    use crate::archive::format::manifest::CaptureDevice;
     use crate::preflight::smi::HostGpu;
 
     fn capture(count: Option<u64>, archs: &[&str], hip: &str, comgr: &str) -> CaptureFacts {

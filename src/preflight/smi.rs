@@ -5,12 +5,13 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::executable::is_executable;
 use crate::subprocess::{self, ExecOptions};
 
 /// Time limit of one management-tool run (upstream: 30 s).
@@ -178,24 +179,6 @@ fn find_tool(name: &str, search_path: Option<&OsString>, extra: &[PathBuf]) -> O
         .iter()
         .map(|d| d.join(name))
         .find(|p| is_executable(p))
-}
-
-/// `path` is a regular file this user may execute.
-pub fn is_executable(path: &Path) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.is_file() {
-        return false;
-    }
-    #[cfg(unix)]
-    {
-        nix::unistd::access(path, nix::unistd::AccessFlags::X_OK).is_ok()
-    }
-    #[cfg(not(unix))]
-    {
-        true
-    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@
 //! stderr goes to a pipe: C stderr is unbuffered whatever it is attached to,
 //! so nothing on it can be lost, and it carries the bulk (`--verbose`
 //! per-event lines, progress, runtime fault lines). A pty moves about 4 KiB
-//! per read through the kernel's tty layer (measured 64–80 MB/s on the
-//! 2-core development machine), a pipe up to 64 KiB; this keeps capture well
-//! above 100 MB/s. Lines of the two streams are merged in arrival order.
+//! per read through the kernel's tty layer, too slow for that bulk, where a
+//! pipe moves up to 64 KiB (the figures are in docs/performance.md). Lines
+//! of the two streams are merged in arrival order.
 //!
 //! One loop does everything: poll both streams, append lines to the log,
 //! watch `hrr`'s child (without reaping it, so the group's id stays

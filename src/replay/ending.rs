@@ -10,6 +10,12 @@
 //! would classify differently in the two modes. Docker's own failures (125:
 //! the daemon or `docker run` failed, 126: the command cannot be run, 127:
 //! the command was not found) are plain codes, never signals.
+//!
+//! Windows has no signals: a process that crashes ends with an NTSTATUS
+//! exception code as its exit code. Under the UCRT `abort()` ends through
+//! fast-fail with `0xC0000409`; the legacy abort behaviour exits with 3.
+//! Both are aborts, and they and the known crash codes read as
+//! [`PlayerEnd::Crashed`], never as an exit code a player chose.
 
 /// Who reported the exit status a replay ended with.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,9 +35,30 @@ pub enum PlayerEnd {
     Exited(i32),
     /// It was killed by this signal.
     Killed(i32),
+    /// It crashed with this Windows exception code (NTSTATUS), or aborted
+    /// (`0xC0000409`, or the legacy exit code 3).
+    Crashed(u32),
     /// Neither is known (the status carried no code and no signal).
     Unknown,
 }
+
+/// Windows exit codes that mean the process crashed, with what each means
+/// (the NTSTATUS names, in words). `3` is the legacy `abort()`.
+const CRASH_CODES: &[(u32, &str)] = &[
+    (3, "abort"),
+    (0x8000_0003, "breakpoint"),
+    (0xC000_0005, "access violation"),
+    (0xC000_001D, "illegal instruction"),
+    (0xC000_008C, "array bounds exceeded"),
+    (0xC000_008E, "floating-point division by zero"),
+    (0xC000_0094, "integer division by zero"),
+    (0xC000_0096, "privileged instruction"),
+    (0xC000_00FD, "stack overflow"),
+    (0xC000_0135, "a DLL the player needs was not found"),
+    (0xC000_0142, "a DLL failed to initialise"),
+    (0xC000_0374, "heap corruption"),
+    (0xC000_0409, "abort: fast fail"),
+];
 
 /// The highest signal number on Linux (`SIGRTMAX`); a client exit above
 /// 128 + this is a plain code.
@@ -51,6 +78,41 @@ impl PlayerEnd {
             (_, Some(c), None) => PlayerEnd::Exited(c),
             (_, None, None) => PlayerEnd::Unknown,
         }
+    }
+
+    /// The ending of a Windows player that exited with `code`: a crash
+    /// code of [`CRASH_CODES`] is [`PlayerEnd::Crashed`], anything else a
+    /// plain exit code (as Windows reports it, a `u32` shown signed).
+    pub fn from_windows_exit(code: u32) -> PlayerEnd {
+        if CRASH_CODES.iter().any(|(c, _)| *c == code) {
+            PlayerEnd::Crashed(code)
+        } else {
+            PlayerEnd::Exited(code as i32)
+        }
+    }
+
+    /// The exception code as the finding's `replay_exception` and the log
+    /// marker write it (`0xC0000005`), when it crashed.
+    pub fn exception(self) -> Option<String> {
+        match self {
+            PlayerEnd::Crashed(c) => Some(format!("0x{c:08X}")),
+            _ => None,
+        }
+    }
+
+    /// The log's stop marker for a crash:
+    /// `[hrr] replay crashed with 0xC0000005 (access violation)`.
+    pub fn crash_marker(self) -> Option<String> {
+        let PlayerEnd::Crashed(code) = self else {
+            return None;
+        };
+        let meaning = CRASH_CODES
+            .iter()
+            .find(|(c, _)| *c == code)
+            .map_or("crash", |(_, m)| m);
+        Some(format!(
+            "[hrr] replay crashed with 0x{code:08X} ({meaning})"
+        ))
     }
 
     /// The exit code, when it exited.
@@ -163,6 +225,46 @@ mod tests {
         );
         assert_eq!(PlayerEnd::Killed(6).exit_code(), None);
         assert_eq!(PlayerEnd::Exited(1).signal(), None);
+    }
+
+    #[test]
+    fn windows_crash_codes_and_both_aborts_are_crashes() {
+        let av = PlayerEnd::from_windows_exit(0xC000_0005);
+        assert_eq!(av, PlayerEnd::Crashed(0xC000_0005));
+        assert_eq!(av.exception().as_deref(), Some("0xC0000005"));
+        assert_eq!(
+            av.crash_marker().as_deref(),
+            Some("[hrr] replay crashed with 0xC0000005 (access violation)")
+        );
+        assert_eq!((av.exit_code(), av.signal()), (None, None));
+        for (code, meaning) in [
+            (0xC000_0409, "abort: fast fail"),
+            (3, "abort"),
+            (0xC000_00FD, "stack overflow"),
+            (0xC000_0374, "heap corruption"),
+        ] {
+            let end = PlayerEnd::from_windows_exit(code);
+            let marker = end.crash_marker().unwrap();
+            assert!(marker.ends_with(&format!("({meaning})")), "{marker}");
+        }
+        assert_eq!(
+            PlayerEnd::from_windows_exit(3).exception().as_deref(),
+            Some("0x00000003")
+        );
+    }
+
+    #[test]
+    fn windows_exit_codes_a_player_chooses_stay_codes() {
+        for code in [0, 1, 2, 124] {
+            let end = PlayerEnd::from_windows_exit(code);
+            assert_eq!(end, PlayerEnd::Exited(code as i32));
+            assert_eq!((end.exception(), end.crash_marker()), (None, None));
+        }
+        assert_eq!(
+            PlayerEnd::from_windows_exit(u32::MAX),
+            PlayerEnd::Exited(-1)
+        );
+        assert_eq!(PlayerEnd::Killed(6).exception(), None);
     }
 
     #[test]

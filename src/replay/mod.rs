@@ -2,13 +2,15 @@
 //! bounded by a timeout, and record everything it printed and how it ended
 //! (DESIGN §7, §8).
 //!
-//! The player runs in its own process group on a pseudo-terminal, so the C
-//! runtime line-buffers its stdout and nothing is lost when the ROCm runtime
-//! calls `abort()` on a GPU fault (a pipe makes stdout block-buffered and the
-//! buffered lines die with the process). Every line goes to the log as it
-//! arrives; the log ends with the runner's stop markers:
-//! `[hrr] replay timed out after <N>s`, `[hrr] replay killed by signal <N>`,
-//! `[hrr] replay exited with code <N>`, or
+//! On Unix the player runs in its own process group on a pseudo-terminal,
+//! so the C runtime line-buffers its stdout and nothing is lost when the
+//! ROCm runtime calls `abort()` on a GPU fault (a pipe makes stdout
+//! block-buffered and the buffered lines die with the process). On Windows
+//! it runs on a pseudo console in a kill-on-close Job object ([`windows`]).
+//! Every line goes to the log as it arrives; the log ends with the runner's
+//! stop markers: `[hrr] replay timed out after <N>s`,
+//! `[hrr] replay killed by signal <N>`, `[hrr] replay crashed with <code>
+//! (<meaning>)` (Windows), `[hrr] replay exited with code <N>`, or
 //! `[hrr] replay interrupted: hrr received signal <N>`.
 
 #[cfg(unix)]
@@ -22,12 +24,15 @@ pub mod gpu;
 mod interrupt;
 mod logfile;
 pub mod native;
-#[cfg(unix)]
+mod overrides;
 mod progress;
-#[cfg(unix)]
 mod sink;
 mod target;
 pub mod visible;
+#[cfg(windows)]
+mod windows;
+
+pub use command::PROGRESS_ENV;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -39,15 +44,65 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::context::Context;
 pub use ending::{PlayerEnd, StatusSource, StoppedBy};
+pub use overrides::Overrides;
 
-/// Where the player runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+/// Where the player runs: the one spelling of `replay.mode`, of the
+/// `--replay` flags and of the MCP `replay` parameter, and the `mode` of a
+/// [`ReplayResult`] (never `auto` there).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ReplayMode {
-    /// On this host.
+    /// Docker if `docker.image` is set, else native if the GPU device is
+    /// readable and a player is found, else metadata-only.
+    Auto,
+    /// `hrr-playback` on this host.
     Native,
-    /// In `docker.image`.
+    /// `hrr-playback` inside `docker.image`.
     Docker,
+}
+
+impl ReplayMode {
+    /// The config value (`replay.mode`) and flag word of this mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplayMode::Auto => "auto",
+            ReplayMode::Native => "native",
+            ReplayMode::Docker => "docker",
+        }
+    }
+
+    /// This mode with `auto` settled for `config`: docker when
+    /// `docker.image` is set, else native. Never `auto`.
+    pub fn settled(self, config: &Config) -> ReplayMode {
+        match self {
+            ReplayMode::Auto if config.str("docker.image").is_some_and(|i| !i.is_empty()) => {
+                ReplayMode::Docker
+            }
+            ReplayMode::Auto => ReplayMode::Native,
+            placed => placed,
+        }
+    }
+
+    /// The mode `config` asks for (`replay.mode`, `auto` when unset),
+    /// [settled](ReplayMode::settled).
+    pub fn configured(config: &Config) -> ReplayMode {
+        let asked = match config.str("replay.mode") {
+            Some("docker") => ReplayMode::Docker,
+            Some("native") => ReplayMode::Native,
+            _ => ReplayMode::Auto,
+        };
+        asked.settled(config)
+    }
 }
 
 /// Which synchronisation flag the player gets (`replay.sync`).
@@ -68,6 +123,15 @@ impl SyncMode {
             SyncMode::Launch => Some("--sync-after-launch"),
             SyncMode::Event => Some("--sync-after-event"),
             SyncMode::None => None,
+        }
+    }
+
+    /// The `replay.sync` value of this mode.
+    pub fn name(self) -> &'static str {
+        match self {
+            SyncMode::Launch => "launch",
+            SyncMode::Event => "event",
+            SyncMode::None => "none",
         }
     }
 
@@ -101,7 +165,7 @@ pub struct ReplayRequest {
     pub archive: PathBuf,
     /// The host `hrr-playback` (native; docker with `docker.mount_clr`).
     pub player: Option<PathBuf>,
-    /// Native or docker.
+    /// Native or docker ([`ReplayRequest::from_config`] settles `auto`).
     pub mode: ReplayMode,
     /// The GPU.
     pub gpu: GpuChoice,
@@ -125,12 +189,7 @@ impl ReplayRequest {
     /// where this build cannot replay in that mode it is an error here,
     /// before any player or docker is looked for.
     pub fn from_config(config: &Config, archive: impl Into<PathBuf>) -> anyhow::Result<Self> {
-        let mode = match config.str("replay.mode").unwrap_or("auto") {
-            "docker" => ReplayMode::Docker,
-            "native" => ReplayMode::Native,
-            _ if config.str("docker.image").is_some_and(|i| !i.is_empty()) => ReplayMode::Docker,
-            _ => ReplayMode::Native,
-        };
+        let mode = ReplayMode::configured(config);
         let gpu = match config.int("replay.gpu") {
             Some(n) => GpuChoice::Ordinal(u32::try_from(n).context("replay.gpu is out of range")?),
             None => GpuChoice::Auto,
@@ -152,6 +211,16 @@ impl ReplayRequest {
             log: None,
         })
     }
+
+    /// Finds the host player where this request needs one: a native replay,
+    /// or docker with `docker.mount_clr` (the container runs the host's
+    /// player). It is never built here.
+    pub fn locate_player(&mut self, ctx: &Context) -> anyhow::Result<()> {
+        if self.mode == ReplayMode::Native || ctx.config.bool("docker.mount_clr") {
+            self.player = Some(native::configured_player(ctx)?);
+        }
+        Ok(())
+    }
 }
 
 /// How a replay ended and where its output is; the Lua table of
@@ -165,13 +234,16 @@ pub struct ReplayResult {
     /// The signal that killed the player (in docker mode also read from
     /// the client's exit 128 + N).
     pub signal: Option<i32>,
+    /// The Windows exception code the player crashed with (`0xC0000005`;
+    /// an abort is `0xC0000409` or the legacy `0x00000003`).
+    pub exception: Option<String>,
     /// The runner's timeout stopped it.
     pub timed_out: bool,
     /// Wall time of the replay in seconds.
     pub duration_s: f64,
     /// The command line that was run.
     pub command: Vec<String>,
-    /// Native or docker.
+    /// Native or docker, as settled for the run.
     pub mode: ReplayMode,
     /// The `HIP_VISIBLE_DEVICES` value the player got: the chosen GPU's
     /// index in ROCr's list (see [`visible`]).
@@ -221,8 +293,10 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     crate::safety::ensure_outside(&log_path, &target.archive)?;
     let selected = gpu::select(ctx, req.gpu)?;
     let gpu = selected.hip_visible_devices;
-    let launch = match req.mode {
-        ReplayMode::Native => native::launch(ctx, req, &target.pid_dir, gpu)?,
+    let mode = req.mode.settled(&ctx.config);
+    let launch = match mode {
+        // `settled` never returns `Auto`.
+        ReplayMode::Native | ReplayMode::Auto => native::launch(ctx, req, &target.pid_dir, gpu)?,
         #[cfg(not(windows))]
         ReplayMode::Docker => docker::launch(ctx, req, &target.capture_root, &target.pid_dir, gpu)?,
         #[cfg(windows)]
@@ -231,7 +305,7 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     let command = launch.display();
     ctx.ui.status(&format!(
         "{} replay on GPU {} ({}; HIP_VISIBLE_DEVICES={gpu}): {}",
-        mode_name(req.mode),
+        mode.name(),
         selected.index,
         selected.how,
         command.join(" ")
@@ -244,10 +318,11 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
         log: log_path,
         exit_code: ending.end.exit_code(),
         signal: ending.end.signal(),
+        exception: ending.end.exception(),
         timed_out: ending.timed_out,
         duration_s: started.elapsed().as_secs_f64(),
         command,
-        mode: req.mode,
+        mode,
         gpu,
     };
     for marker in &ending.markers {
@@ -275,16 +350,9 @@ pub fn interrupted() -> Option<i32> {
     {
         interrupt::pending()
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
     {
-        None
-    }
-}
-
-fn mode_name(mode: ReplayMode) -> &'static str {
-    match mode {
-        ReplayMode::Native => "native",
-        ReplayMode::Docker => "docker",
+        windows::interrupted()
     }
 }
 
@@ -296,7 +364,22 @@ struct Ending {
     markers: Vec<String>,
 }
 
-#[cfg(unix)]
+/// What a platform's capture reports when the player is gone.
+struct Stopped {
+    /// How the player ended.
+    end: PlayerEnd,
+    /// The timeout stopped it.
+    timed_out: bool,
+    /// `hrr` was interrupted (this signal; on Windows the console event's
+    /// counterpart) and stopped it.
+    interrupted: Option<i32>,
+    /// Notes for the log's end: how the output was captured, when it may
+    /// be incomplete.
+    notes: Vec<String>,
+}
+
+/// Creates the log, runs `launch` through this platform's capture and ends
+/// the log with the stop markers.
 fn spawn_and_capture(
     ctx: &Context,
     launch: &Launch,
@@ -306,7 +389,7 @@ fn spawn_and_capture(
     let file = sink::create(log_path)?;
     let progress = (ctx.ui.stderr_is_tty() && !ctx.ui.quiet()).then(progress::Display::new);
     let mut sink = sink::LineSink::new(file, ctx.ui.verbose() && !ctx.ui.quiet(), progress);
-    let stopped = match capture::run(launch, &mut sink, timeout) {
+    let stopped = match capture(launch, &mut sink, timeout) {
         Ok(s) => s,
         Err(e) => {
             sink.abandon();
@@ -314,8 +397,11 @@ fn spawn_and_capture(
             return Err(e);
         }
     };
-    let end = PlayerEnd::from_status(launch.status_source, stopped.exit_code, stopped.signal);
-    let mut markers = Vec::new();
+    for note in &stopped.notes {
+        ctx.ui.warn(note);
+    }
+    let mut markers = stopped.notes.clone();
+    let end = stopped.end;
     if let Some(sig) = stopped.interrupted {
         markers.push(format!(
             "[hrr] replay interrupted: hrr received signal {sig}"
@@ -328,6 +414,8 @@ fn spawn_and_capture(
         ));
     } else if let Some(sig) = end.signal() {
         markers.push(format!("[hrr] replay killed by signal {sig}"));
+    } else if let Some(marker) = end.crash_marker() {
+        markers.push(marker);
     }
     if let Some(code) = end.exit_code() {
         markers.push(format!("[hrr] replay exited with code {code}"));
@@ -342,9 +430,31 @@ fn spawn_and_capture(
     })
 }
 
-/// Why a replay cannot run here: capture needs a pseudo-terminal and
-/// process groups, which this version has only on Unix.
-const CAPTURE_UNSUPPORTED: &str = "replay needs a Linux host in this version of hrr (pseudo-terminal capture and process groups); run `hrr triage --no-replay` here and replay on the GPU host";
+/// The Unix capture: a pty for stdout, a process group, the supervisor.
+#[cfg(unix)]
+fn capture(
+    launch: &Launch,
+    sink: &mut sink::LineSink,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Stopped> {
+    let s = capture::run(launch, sink, timeout)?;
+    Ok(Stopped {
+        end: PlayerEnd::from_status(launch.status_source, s.exit_code, s.signal),
+        timed_out: s.timed_out,
+        interrupted: s.interrupted,
+        notes: Vec::new(),
+    })
+}
+
+/// The Windows capture: a pseudo console and a kill-on-close Job object.
+#[cfg(windows)]
+fn capture(
+    launch: &Launch,
+    sink: &mut sink::LineSink,
+    timeout: Option<Duration>,
+) -> anyhow::Result<Stopped> {
+    windows::run(launch, sink, timeout)
+}
 
 /// Why docker replay cannot run on Windows.
 const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host";
@@ -355,18 +465,5 @@ fn ensure_supported(mode: ReplayMode) -> anyhow::Result<()> {
     if cfg!(windows) && mode == ReplayMode::Docker {
         bail!(DOCKER_ON_WINDOWS);
     }
-    if cfg!(not(unix)) {
-        bail!(CAPTURE_UNSUPPORTED);
-    }
     Ok(())
-}
-
-#[cfg(not(unix))]
-fn spawn_and_capture(
-    _ctx: &Context,
-    _launch: &Launch,
-    _log_path: &Path,
-    _timeout: Option<Duration>,
-) -> anyhow::Result<Ending> {
-    bail!(CAPTURE_UNSUPPORTED)
 }

@@ -24,12 +24,25 @@ pub fn launch(
     let player = host_player(req.player.as_deref())?;
     let mut argv: Vec<OsString> = vec![player.clone().into()];
     argv.extend(req.player_args(pid_dir.into())?);
-    let ld = library_path(
-        &player,
-        ctx.config.str("playback.rocr_lib").map(Path::new),
-        std::env::var_os("LD_LIBRARY_PATH").as_deref(),
-        &ctx.config.rocm_path(),
-    );
+    let libraries = if cfg!(windows) {
+        let roots = crate::playback::rocm_roots(&ctx.config);
+        let rocm = roots
+            .iter()
+            .find(|r| r.join("bin").is_dir())
+            .or(roots.first())
+            .cloned()
+            .unwrap_or_default();
+        let path = dll_path(&player, &rocm, std::env::var_os("PATH").as_deref());
+        ("PATH".into(), path)
+    } else {
+        let ld = library_path(
+            &player,
+            ctx.config.str("playback.rocr_lib").map(Path::new),
+            std::env::var_os("LD_LIBRARY_PATH").as_deref(),
+            &ctx.config.rocm_path(),
+        );
+        ("LD_LIBRARY_PATH".into(), ld)
+    };
     Ok(Launch {
         argv,
         env: vec![
@@ -38,7 +51,7 @@ pub fn launch(
                 super::command::PROGRESS_ENV.into(),
                 Some(req.progress_env().into()),
             ),
-            ("LD_LIBRARY_PATH".into(), ld),
+            libraries,
         ],
         stop_command: None,
         status_source: super::StatusSource::Player,
@@ -149,6 +162,50 @@ pub fn library_path(
         None
     } else {
         std::env::join_paths(dirs).ok()
+    }
+}
+
+/// `PATH` for a Windows player, which finds its DLLs through it: the
+/// player's own directory, `<rocm>\bin`, then the `inherited` entries; no
+/// duplicates and never an empty entry; `None` = leave it unset.
+pub fn dll_path(player: &Path, rocm: &Path, inherited: Option<&OsStr>) -> Option<OsString> {
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let first = [
+        player.parent().map(Path::to_path_buf),
+        (!rocm.as_os_str().is_empty()).then(|| rocm.join("bin")),
+    ];
+    let rest = inherited.into_iter().flat_map(std::env::split_paths);
+    for dir in first.into_iter().flatten().chain(rest) {
+        let representable = !dir.as_os_str().is_empty() && std::env::join_paths([&dir]).is_ok();
+        if representable && !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    if dirs.is_empty() {
+        None
+    } else {
+        std::env::join_paths(dirs).ok()
+    }
+}
+
+#[cfg(test)]
+mod dll_path_tests {
+    use super::*;
+
+    #[test]
+    fn the_players_dir_and_rocm_bin_come_first_once() {
+        let player = Path::new("/opt/player/hrr-playback.exe");
+        let inherited = std::env::join_paths(["/usr/bin", "/opt/rocm/bin", "/opt/player"]).unwrap();
+        let path = dll_path(player, Path::new("/opt/rocm"), Some(&inherited)).unwrap();
+        let got: Vec<PathBuf> = std::env::split_paths(&path).collect();
+        assert_eq!(
+            got,
+            ["/opt/player", "/opt/rocm/bin", "/usr/bin"].map(PathBuf::from)
+        );
+        assert_eq!(
+            dll_path(Path::new("hrr-playback.exe"), Path::new(""), None),
+            None
+        );
     }
 }
 

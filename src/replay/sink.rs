@@ -1,7 +1,6 @@
 //! Writing the replay log: its creation (0600, never through a symlink),
 //! the line sink that appends the player's output as it arrives, echoes it
 //! with `-v` and feeds the progress display, and the stop markers' seconds.
-//! The capture side of a replay, which only Unix hosts run in this version.
 
 use std::fs::File;
 use std::io::Write;
@@ -22,6 +21,7 @@ pub fn seconds(secs: f64) -> String {
 
 /// Creates (or truncates) the log with mode 0600, refusing a symlink and
 /// anything that is not a regular file.
+#[cfg(unix)]
 pub fn create(path: &Path) -> anyhow::Result<File> {
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     let file = std::fs::OpenOptions::new()
@@ -58,6 +58,37 @@ pub fn create(path: &Path) -> anyhow::Result<File> {
     }
     file.set_permissions(std::fs::Permissions::from_mode(0o600))
         .with_context(|| format!("cannot make {} private", path.display()))?;
+    Ok(file)
+}
+
+/// Creates (or truncates) the log, refusing a symbolic link or junction
+/// (opened as itself, never followed) and anything that is not a regular
+/// file, such as a device name (`NUL`, `CON`) or a named pipe. The file
+/// inherits the ACL of its directory: the user's workdir.
+#[cfg(windows)]
+pub fn create(path: &Path) -> anyhow::Result<File> {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::FILE_FLAG_OPEN_REPARSE_POINT;
+    let cannot = || format!("cannot create the replay log {}", path.display());
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        anyhow::bail!(
+            "cannot write the replay log to {}: it is a symbolic link; name a regular file",
+            path.display()
+        );
+    }
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+        .with_context(cannot)?;
+    if !file.metadata().with_context(cannot)?.is_file() {
+        anyhow::bail!(
+            "cannot write the replay log to {}: it is a device or a pipe, and the replay log must be a regular file; name a file",
+            path.display()
+        );
+    }
     Ok(file)
 }
 
@@ -200,11 +231,15 @@ mod tests {
             text,
             "[HRR progress] elapsed_s=0.0 seq=3\n[HRR] Archive : 5 events\n[HRR] Threads : 1 captured\n[HRR] Fatal: x\nno newline at the end\n[hrr] replay exited with code 0\n"
         );
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o600);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_symlinked_log_is_refused() {
         let dir = tempfile::tempdir().unwrap();

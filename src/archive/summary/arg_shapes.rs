@@ -2,10 +2,9 @@
 //! argument walk.
 //!
 //! Where a launch's argument entries end is only known by walking them, as
-//! each entry's size says where the next one starts. That walk was a fifth
-//! of `archive info`'s CPU time on a launch-heavy archive (one core took
-//! 0.29 s instead of 0.36 s on the 1 GiB benchmark file without it). But a
-//! kernel's arguments have the same kinds and sizes at every launch, so the
+//! each entry's size says where the next one starts. That walk is a large
+//! share of `archive info`'s CPU time on a launch-heavy archive (measured
+//! in docs/performance.md). But a kernel's arguments have the same kinds and sizes at every launch, so the
 //! header bytes of the last walk of a kernel (kind and size of each entry,
 //! and the pointer count of a kind-3 entry) can be checked at their known
 //! offsets instead: in groups of a fixed size, no load waiting for another,

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::archive::format::manifest::ProcessState;
+use crate::archive::format::manifest::{CaptureMetadata, ProcessState};
 
 /// JSON schema version of both documents.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -22,6 +22,21 @@ pub const FATAL_PROBLEMS: [&str; 4] = [
     "short_file",
     "unreadable",
 ];
+
+/// What an archive path names: one process archive (a `pid-*` directory,
+/// or any directory holding `events.bin`) or a capture root holding
+/// `pid-*` directories. Written `"process"` / `"root"` in JSON and Lua.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum ArchiveKind {
+    /// One process archive; also what a document without `kind` is read as.
+    #[default]
+    Process,
+    /// A capture root.
+    Root,
+}
 
 /// A health problem: a stable `kind` for programs and a plain sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -103,8 +118,8 @@ pub struct ArchiveSummary {
     #[schemars(extend("const" = SCHEMA_VERSION))]
     pub schema_version: u32,
     /// Always `"process"`.
-    #[schemars(extend("const" = "process"))]
-    pub kind: String,
+    #[schemars(with = "String", extend("const" = "process"))]
+    pub kind: ArchiveKind,
     /// Absolute path of the `pid-*` directory.
     pub path: String,
     /// Process id (manifest, else the directory name).
@@ -153,6 +168,11 @@ pub struct ArchiveSummary {
     pub memory: Option<crate::archive::memory::MemorySection>,
     /// The per-process manifest as parsed, or null.
     pub manifest: Option<Value>,
+    /// The manifest's `metadata`, read once for the reports; not part of
+    /// the document, which carries it inside `manifest` as written.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub capture: Option<CaptureMetadata>,
     /// Health problems; empty when healthy.
     pub problems: Vec<Problem>,
     /// Facts worth knowing that are not problems.
@@ -201,8 +221,8 @@ pub struct RootListing {
     #[schemars(extend("const" = SCHEMA_VERSION))]
     pub schema_version: u32,
     /// Always `"root"`.
-    #[schemars(extend("const" = "root"))]
-    pub kind: String,
+    #[schemars(with = "String", extend("const" = "root"))]
+    pub kind: ArchiveKind,
     /// Absolute path of the root.
     pub path: String,
     /// Process archives, ascending pid.

@@ -253,7 +253,7 @@ mod tests {
         let status = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
-                "archive::page_guard::tests::foreign_bus_error_child",
+                "archive::summary::page_guard::tests::foreign_bus_error_child",
                 "--test-threads=1",
             ])
             .env("HRR_TEST_FOREIGN_BUS_ERROR", "1")

@@ -28,8 +28,8 @@ use crate::archive::memory::merge::OrderedMap;
 use crate::archive::memory::{MemorySection, MAX_REGION_RECORDS};
 use crate::archive::summary::chunks::{Cutter, EventChunks, Piece};
 use crate::archive::summary::document::{
-    ApiCount, ArchiveSummary, FileRefs, KernelSummary, Problem, RegionSummary, TrailerInfo,
-    SCHEMA_VERSION,
+    ApiCount, ArchiveKind, ArchiveSummary, FileRefs, KernelSummary, Problem, RegionSummary,
+    TrailerInfo, SCHEMA_VERSION,
 };
 use crate::archive::summary::health::health;
 #[cfg(target_os = "linux")]
@@ -324,7 +324,7 @@ fn pid_from_dir(dir: &Path) -> Option<u64> {
 fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
     ArchiveSummary {
         schema_version: SCHEMA_VERSION,
-        kind: "process".into(),
+        kind: ArchiveKind::Process,
         path: dir.display().to_string(),
         pid: manifest_state.int("pid").or_else(|| pid_from_dir(dir)),
         format_version: None,
@@ -351,6 +351,7 @@ fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
         regions: RegionSummary::default(),
         memory: None,
         manifest: manifest_state.value().cloned(),
+        capture: manifest_state.capture_metadata().ok(),
         problems: Vec::new(),
         notes: Vec::new(),
     }

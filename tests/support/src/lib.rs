@@ -10,8 +10,9 @@
 //! - [`synth`]: the `examples/` capture root and the large benchmark stream;
 //! - [`bench`]: building the release `hrr` and timing it, for the
 //!   `hrr-bench-*` binaries;
-//! - `player` (Unix): the test player standing in for `hrr-playback`, and
-//!   the fake `docker`/`sudo` it becomes through a symlink;
+//! - `player`: the test player standing in for `hrr-playback` (Unix and
+//!   Windows), and on Unix the fake `docker`/`sudo` it becomes through a
+//!   symlink;
 //! - `tree` (Unix): fingerprints of directory trees (archive immutability)
 //!   and the search for torn `.hrr-tmp-*` files.
 
@@ -22,7 +23,7 @@ pub mod events;
 pub mod regions;
 pub mod synth;
 
-#[cfg(unix)]
+#[cfg(any(unix, windows))]
 pub mod player;
 #[cfg(unix)]
 pub mod tree;

@@ -13,7 +13,8 @@
 //!   child's pid here;
 //! * `HRR_TEST_PID_FILE` — every replay writes the player's own pid here;
 //! * `HRR_TEST_DUMP_ENV` — every replay writes its argv, the replay
-//!   environment (`env`: every variable but `PATH` and `HRR_TEST_*`) and
+//!   environment (`env`: every variable but `PATH` and `HRR_TEST_*`;
+//!   `PATH` on its own) and
 //!   whether its streams are terminals here (JSON);
 //! * `HRR_TEST_READER_VERSION` — the format version `--version` reports;
 //! * `HRR_TEST_VERSION_ABORT` — `--version` aborts (SIGABRT) after its
@@ -25,8 +26,14 @@
 //! archive the reader cannot load fails the way the real loader does.
 //!
 //! Invoked as `docker` or `sudo` (a symlink), it is the fake docker of
-//! [`fake_docker`].
+//! `fake_docker` (Unix).
+//!
+//! On Windows it is built as `hrr-test-player.exe` with the MSVC runtime's
+//! buffering (see `output.rs`); an abort ends with exit code 3, a crash
+//! with a real access violation, and the `hang` child is another copy of
+//! the player sleeping (`HRR_TEST_SLEEP` seconds).
 
+#[cfg(unix)]
 pub mod fake_docker;
 mod info;
 mod model;
@@ -35,7 +42,7 @@ mod scenario;
 
 use std::path::{Path, PathBuf};
 
-use output::{err, CStdout};
+use output::{err, exit, CStdout};
 
 /// The parsed command line (unknown options are ignored, like the real one).
 #[derive(Debug, Default)]
@@ -152,35 +159,45 @@ pub fn main() -> ! {
         .and_then(|a| Path::new(a).file_name())
         .and_then(|n| n.to_str())
         .unwrap_or("");
+    #[cfg(unix)]
     match invoked_as {
         "docker" => fake_docker::docker(&argv[1..]),
         "sudo" => fake_docker::sudo(&argv[1..]),
         _ => {}
     }
+    #[cfg(not(unix))]
+    let _ = invoked_as;
+    if let Some(secs) = std::env::var("HRR_TEST_SLEEP")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_secs(secs));
+        std::process::exit(0);
+    }
     let mut out = CStdout::new();
     if argv.len() < 2 {
         usage();
-        std::process::exit(1);
+        exit(&mut out, 1);
     }
     let opts = match parse(&argv[1..]) {
         Ok(o) => o,
         Err(msg) => {
             err(&msg);
-            std::process::exit(1);
+            exit(&mut out, 1);
         }
     };
     if opts.version {
         info::version(&mut out);
-        std::process::exit(0);
+        exit(&mut out, 0);
     }
     if opts.help {
         usage();
-        std::process::exit(0);
+        exit(&mut out, 0);
     }
     let Some(archive) = opts.archive.clone() else {
         err("[HRR] No archive path specified");
         usage();
-        std::process::exit(1);
+        exit(&mut out, 1);
     };
     let scenario = std::env::var("HRR_TEST_SCENARIO").unwrap_or_else(|_| "pass".into());
     let pid_dir = match resolve(&archive, opts.info) {
@@ -189,7 +206,7 @@ pub fn main() -> ! {
             let refs: Vec<(u64, &Path)> = pids.iter().map(|(p, d)| (*p, d.as_path())).collect();
             info::root(&mut out, &archive, &refs);
             out.flush();
-            std::process::exit(0);
+            exit(&mut out, 0);
         }
         Resolved::Refused(lines) => refuse(&lines),
     };
@@ -205,7 +222,7 @@ pub fn main() -> ! {
     if opts.info {
         info::process(&mut out, &decoded);
         out.flush();
-        std::process::exit(0);
+        exit(&mut out, 0);
     }
     write_side_files(&argv);
     scenario::run(&scenario, &opts, &decoded, &mut out)
@@ -217,7 +234,7 @@ fn refuse(lines: &[String]) -> ! {
     for l in lines {
         err(l);
     }
-    std::process::exit(1)
+    exit(&mut CStdout::new(), 1)
 }
 
 enum Resolved {
@@ -273,20 +290,32 @@ fn write_side_files(argv: &[String]) {
     }
     if let Ok(path) = std::env::var("HRR_TEST_DUMP_ENV") {
         let var = |k: &str| std::env::var(k).ok();
-        let pid = nix::unistd::getpid();
         let dump = serde_json::json!({
             "argv": argv,
             "HIP_VISIBLE_DEVICES": var("HIP_VISIBLE_DEVICES"),
             "HIP_HRR_REPLAY_PROGRESS_SECONDS": var("HIP_HRR_REPLAY_PROGRESS_SECONDS"),
             "LD_LIBRARY_PATH": var("LD_LIBRARY_PATH"),
+            "PATH": var("PATH"),
             "stdout_tty": std::io::stdout().is_terminal(),
             "stderr_tty": std::io::stderr().is_terminal(),
-            "own_process_group": nix::unistd::getpgid(None).ok() == Some(pid),
+            "own_process_group": own_process_group(),
             "env": std::env::vars()
                 .filter(|(k, _)| k != "PATH" && !k.starts_with("HRR_TEST_"))
                 .collect::<std::collections::BTreeMap<_, _>>(),
         });
         write_atomically(Path::new(&path), &dump.to_string());
+    }
+}
+
+/// Whether the player leads its own process group (Unix; Windows has none).
+fn own_process_group() -> bool {
+    #[cfg(unix)]
+    {
+        nix::unistd::getpgid(None).ok() == Some(nix::unistd::getpid())
+    }
+    #[cfg(not(unix))]
+    {
+        false
     }
 }
 

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::time::Instant;
 
 use super::model::{dims_text, Action, Archive, Launch, Step};
-use super::output::{err, CStdout};
+use super::output::{self, err, CStdout};
 use super::Options;
 
 const ILLEGAL: &str = "700 (an illegal memory access was encountered)";
@@ -48,7 +48,7 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
                 err(&format!(":0:rocdevice.cpp            :3678: 3194366185 us:  Memory Fault Error [host: node01, GPU index: 0, faulting addr: 0x7f3a2c600000, kernel: {}]", k.name));
             }
             err("Memory access fault by GPU node-2 (Agent handle: 0x55d5c2a1e6b0) on address 0x7f3a2c600000. Reason: Page not present or supervisor privilege.");
-            std::process::abort()
+            output::abort()
         }
         "fault_error" => {
             fault_error(&mut replay, opts);
@@ -58,7 +58,7 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
         "queue_abort" => {
             replay.up_to_last_launch();
             err(":0:rocdevice.cpp            :3594: 34648731232 us:  Callback: Queue 0x7f745c100000 aborting with error : HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016");
-            std::process::abort()
+            output::abort()
         }
         "fatal_api" => {
             // The API-error Fatal line of reference §2e, in its example's
@@ -87,7 +87,7 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
         }
         "segv" => {
             replay.up_to_last_launch();
-            die_by(nix::sys::signal::Signal::SIGSEGV)
+            crash()
         }
         "watchdog" => {
             let ms = if opts.watchdog_ms > 0 {
@@ -142,7 +142,7 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
             err(&format!(
                 "hrr-test-player: unknown HRR_TEST_SCENARIO '{other}'"
             ));
-            std::process::exit(99)
+            output::exit(out, 99)
         }
     }
 }
@@ -198,7 +198,7 @@ fn unsupported(scenario: &str, archive: &Archive) -> ! {
         "hrr-test-player: scenario '{scenario}' needs {needs}, and {} has none",
         archive.path.display()
     ));
-    std::process::exit(99)
+    output::exit(&mut CStdout::new(), 99)
 }
 
 /// Running D2H counters (reference §2c, §2g).
@@ -380,22 +380,22 @@ fn progress_name(name: &str) -> String {
 
 /// Normal end: C `exit()` flushes stdout.
 fn finish(out: &mut CStdout, code: i32) -> ! {
-    out.flush();
-    std::process::exit(code)
+    output::exit(out, code)
 }
 
-/// No progress: SIGTERM ignored (inherited by the child), one child
-/// process whose pid goes to `HRR_TEST_CHILD_PID_FILE`. After `max_wall_s`
-/// seconds (`0`: never) the player's wall-clock limit ends it with its
-/// line and exit 124 (reference playback-output.md §10.1).
+/// No progress: SIGTERM ignored (inherited by the child; Unix), one child
+/// process whose pid goes to `HRR_TEST_CHILD_PID_FILE` (on Windows another
+/// copy of this player, sleeping). After `max_wall_s` seconds (`0`: never)
+/// the player's wall-clock limit ends it with its line and exit 124
+/// (reference playback-output.md §10.1).
 fn hang(max_wall_s: u64) -> ! {
-    use nix::sys::signal::{signal, SigHandler, Signal};
-    // SAFETY: SIG_IGN installs no handler code; nothing else touches SIGTERM.
-    unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.expect("ignore SIGTERM");
-    let child = std::process::Command::new("sleep")
-        .arg("1000")
-        .stdin(std::process::Stdio::null())
-        .spawn();
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{signal, SigHandler, Signal};
+        // SAFETY: SIG_IGN installs no handler code; nothing else touches SIGTERM.
+        unsafe { signal(Signal::SIGTERM, SigHandler::SigIgn) }.expect("ignore SIGTERM");
+    }
+    let child = sleeper().stdin(std::process::Stdio::null()).spawn();
     match (child, std::env::var("HRR_TEST_CHILD_PID_FILE")) {
         (Ok(c), Ok(path)) => {
             super::write_atomically(std::path::Path::new(&path), &c.id().to_string())
@@ -417,16 +417,32 @@ fn hang(max_wall_s: u64) -> ! {
     std::process::exit(124)
 }
 
+/// A child that sleeps 1000 s: `sleep` on Unix, this player on Windows.
+fn sleeper() -> std::process::Command {
+    if cfg!(windows) {
+        let me = std::env::current_exe().unwrap_or_else(|_| "hrr-test-player.exe".into());
+        let mut cmd = std::process::Command::new(me);
+        cmd.env("HRR_TEST_SLEEP", "1000");
+        cmd
+    } else {
+        let mut cmd = std::process::Command::new("sleep");
+        cmd.arg("1000");
+        cmd
+    }
+}
+
 /// Starts a daemon that leaves the player's process group and session
 /// (`setsid`), ignores SIGTERM and keeps the player's stdout (the pty) and
-/// stderr open; its pid goes to `HRR_TEST_CHILD_PID_FILE`.
+/// stderr open; its pid goes to `HRR_TEST_CHILD_PID_FILE`. On Windows, a
+/// child sharing the player's console.
 fn escape_with_the_streams() {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = std::process::Command::new("sleep");
-    cmd.arg("1000").stdin(std::process::Stdio::null());
+    let mut cmd = sleeper();
+    cmd.stdin(std::process::Stdio::null());
+    #[cfg(unix)]
     // SAFETY: setsid and signal are async-signal-safe; nothing else runs
     // between fork and exec.
     unsafe {
+        use std::os::unix::process::CommandExt;
         cmd.pre_exec(|| {
             use nix::sys::signal::{signal, SigHandler, Signal};
             nix::unistd::setsid()?;
@@ -443,13 +459,22 @@ fn escape_with_the_streams() {
     }
 }
 
-/// Dies by `sig` with the default action (Rust's own SIGSEGV handler is
-/// removed first).
-fn die_by(sig: nix::sys::signal::Signal) -> ! {
-    use nix::sys::signal::{raise, signal, SigHandler};
-    // SAFETY: restoring the default disposition runs no handler code.
-    let _ = unsafe { signal(sig, SigHandler::SigDfl) };
-    let _ = raise(sig);
+/// Dies the way a segmentation fault kills the player: SIGSEGV with the
+/// default action (Rust's own handler removed first) on Unix, an
+/// unhandled access violation (`0xC0000005`) on Windows.
+fn crash() -> ! {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{raise, signal, SigHandler, Signal};
+        // SAFETY: restoring the default disposition runs no handler code.
+        let _ = unsafe { signal(Signal::SIGSEGV, SigHandler::SigDfl) };
+        let _ = raise(Signal::SIGSEGV);
+    }
+    #[cfg(windows)]
+    // SAFETY: none: this write faults on purpose, which is the scenario.
+    unsafe {
+        std::ptr::null_mut::<u8>().write_volatile(1);
+    }
     std::process::abort()
 }
 

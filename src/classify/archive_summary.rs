@@ -4,6 +4,8 @@
 //! both sides only share the documented schema. Every field has a serde
 //! default, so a partial document (or a future one with more fields) loads.
 
+use crate::archive::format::manifest::CaptureMetadata;
+use crate::archive::ArchiveKind;
 use crate::finding::{ArchiveHealth, CaptureInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -78,8 +80,8 @@ pub struct ProcessFacts {
 pub struct ArchiveFacts {
     /// Schema version of the document.
     pub schema_version: u32,
-    /// `process` or `root`.
-    pub kind: String,
+    /// A process or a root document.
+    pub kind: ArchiveKind,
     /// Absolute archive path.
     pub path: Option<String>,
     /// Process id (process archives).
@@ -130,28 +132,10 @@ pub struct ArchiveFacts {
     pub reason: Option<String>,
 }
 
-fn version_string(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-/// Integers are read leniently like the upstream preflight: a number or a
-/// digit string, never a bool.
-fn lenient_u64(v: Option<&Value>) -> Option<u64> {
-    match v? {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
 impl ArchiveFacts {
     /// Archive health as the finding reports it.
     pub fn health(&self) -> ArchiveHealth {
-        let processes = if self.kind == "root" {
+        let processes = if self.kind == ArchiveKind::Root {
             self.processes.iter().map(|p| p.pid).collect()
         } else {
             self.pid.into_iter().collect()
@@ -174,33 +158,28 @@ impl ArchiveFacts {
         }
     }
 
-    /// Capture environment from the manifest `metadata` (upstream-triage §4.2).
+    /// Capture environment from the manifest `metadata` (upstream-triage §4.2),
+    /// read by the archive's one metadata parser; the arch is the first
+    /// device's.
     pub fn capture(&self) -> CaptureInfo {
-        let mut c = CaptureInfo::default();
-        let Some(meta) = self.manifest.as_ref().and_then(|m| m.get("metadata")) else {
-            return c;
+        let Some(meta) = self
+            .manifest
+            .as_ref()
+            .and_then(CaptureMetadata::from_manifest)
+        else {
+            return CaptureInfo::default();
         };
-        if !meta.is_object() {
-            return c;
+        CaptureInfo {
+            gcn_arch: meta
+                .devices
+                .into_iter()
+                .next()
+                .and_then(|d| d.gcn_arch_name),
+            hip_runtime_version: meta.hip_runtime_version,
+            comgr_version: meta.comgr_version,
+            device_count: meta.device_count,
+            ..CaptureInfo::default()
         }
-        let runtime = meta.get("runtime");
-        c.hip_runtime_version = version_string(runtime.and_then(|r| r.get("hip_runtime_version")))
-            .or_else(|| version_string(meta.get("hip_runtime_version")));
-        c.comgr_version = version_string(runtime.and_then(|r| r.get("comgr_version")))
-            .or_else(|| version_string(meta.get("comgr_version")));
-        c.device_count = lenient_u64(meta.get("device_count"));
-        c.gcn_arch = meta
-            .get("devices")
-            .and_then(Value::as_array)
-            .and_then(|d| d.iter().find(|d| d.is_object()))
-            .and_then(|d| {
-                d.get("properties")
-                    .and_then(|p| p.get("gcn_arch_name"))
-                    .or_else(|| d.get("gcn_arch_name"))
-            })
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        c
     }
 
     /// The kernel of a single-kernel archive: exactly one distinct kernel,
@@ -230,7 +209,7 @@ impl ArchiveFacts {
 
     /// Process ids of a root with several processes.
     pub fn other_processes(&self) -> Vec<u64> {
-        if self.kind == "root" && self.processes.len() > 1 {
+        if self.kind == ArchiveKind::Root && self.processes.len() > 1 {
             self.processes.iter().map(|p| p.pid).collect()
         } else {
             Vec::new()

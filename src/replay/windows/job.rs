@@ -1,0 +1,78 @@
+//! The Job object that holds the player and everything it starts. It is
+//! created with kill-on-close: when its last handle closes (the replay
+//! ends, or `hrr` itself dies and Windows closes its handles), every
+//! process still in it is terminated. A timeout or Ctrl-C terminates the
+//! job at once, which takes every descendant, however it was started.
+
+use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
+
+use anyhow::bail;
+use windows_sys::Win32::System::JobObjects::{
+    AssignProcessToJobObject, CreateJobObjectW, JobObjectExtendedLimitInformation,
+    SetInformationJobObject, TerminateJobObject, JOBOBJECT_EXTENDED_LIMIT_INFORMATION,
+    JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+};
+
+/// The exit code the processes of a job that `hrr` terminates get.
+const TERMINATED: u32 = 1;
+
+/// A kill-on-close Job object.
+pub struct Job {
+    handle: OwnedHandle,
+}
+
+impl Job {
+    /// A new anonymous job with kill-on-close set.
+    pub fn new() -> anyhow::Result<Job> {
+        // SAFETY: no security attributes and no name; the result is checked.
+        let raw = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+        if raw.is_null() {
+            bail!(
+                "cannot create a Job object for the replay: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        // SAFETY: `raw` is a new handle that nothing else owns.
+        let handle = unsafe { OwnedHandle::from_raw_handle(raw) };
+        let mut limits = JOBOBJECT_EXTENDED_LIMIT_INFORMATION::default();
+        limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+        // SAFETY: the structure and its size match the information class.
+        let ok = unsafe {
+            SetInformationJobObject(
+                handle.as_raw_handle(),
+                JobObjectExtendedLimitInformation,
+                (&raw const limits).cast(),
+                std::mem::size_of::<JOBOBJECT_EXTENDED_LIMIT_INFORMATION>() as u32,
+            )
+        };
+        if ok == 0 {
+            bail!(
+                "cannot make the replay's Job object kill its processes on close: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(Job { handle })
+    }
+
+    /// Puts `process` (started suspended, so it has started nothing yet)
+    /// into the job; its descendants follow it in.
+    pub fn assign(&self, process: &OwnedHandle) -> anyhow::Result<()> {
+        // SAFETY: both handles are open for the duration of the call.
+        let ok = unsafe {
+            AssignProcessToJobObject(self.handle.as_raw_handle(), process.as_raw_handle())
+        };
+        if ok == 0 {
+            bail!(
+                "cannot put the player into its Job object: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(())
+    }
+
+    /// Terminates every process in the job.
+    pub fn terminate(&self) {
+        // SAFETY: the handle is open; failure leaves kill-on-close to act.
+        unsafe { TerminateJobObject(self.handle.as_raw_handle(), TERMINATED) };
+    }
+}

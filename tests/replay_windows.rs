@@ -1,0 +1,284 @@
+//! Native replay on Windows, run for real (in CI under Wine, see
+//! `.ci/wine/runner`): the player on a pseudo console keeps what it
+//! printed before an abort where a pipe loses it, crash codes become the
+//! finding's `replay_exception`, a hang is stopped with every process of
+//! its job, and the player is found under `HIP_PATH\bin`.
+//!
+//! The test player must be built for Windows first (`cargo build --target
+//! x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player`): cargo
+//! itself does not run under Wine.
+#![cfg(windows)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use common::{stderr, stdout, ReplayArchive, Sandbox};
+use serde_json::Value;
+
+/// The Windows test player next to `hrr.exe`.
+fn test_player() -> PathBuf {
+    let player = assert_cmd::cargo::cargo_bin("hrr")
+        .parent()
+        .expect("target dir")
+        .join("hrr-test-player.exe");
+    assert!(
+        player.is_file(),
+        "build the Windows test player first: cargo build --target x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player"
+    );
+    player
+}
+
+/// A sandbox with `cap.hrr/pid-4242` (three launches).
+struct Rig {
+    sb: Sandbox,
+    root: PathBuf,
+    archive: ReplayArchive,
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let sb = Sandbox::new();
+        let root = sb.path().join("cap.hrr");
+        let archive =
+            common::write_replay_archive(&root, 4242, &["fill_ones", "vector_add", "saxpy"]);
+        Rig { sb, root, archive }
+    }
+
+    /// The sandboxed `hrr` with what a Windows process needs from the
+    /// environment (`SystemRoot`, the temp dirs) and the test player.
+    fn hrr(&self, scenario: &str) -> assert_cmd::Command {
+        let mut cmd = self.sb.hrr();
+        for key in ["SystemRoot", "TEMP", "TMP"] {
+            if let Some(v) = std::env::var_os(key) {
+                cmd.env(key, v);
+            }
+        }
+        cmd.env("HRR_TEST_SCENARIO", scenario)
+            .arg("-c")
+            .arg(format!("playback.path={}", test_player().display()))
+            .args(["-c", "replay.gpu=0"]);
+        cmd
+    }
+
+    /// The `[HRR] Archive :` start line (stdout, buffered by the player).
+    fn archive_line(&self) -> String {
+        let a = &self.archive;
+        format!(
+            "[HRR] Archive : {} events, {} kernels, {} blobs, {} code objects\n",
+            a.events,
+            a.launches.len(),
+            a.blobs,
+            a.code_objects
+        )
+    }
+}
+
+/// `hrr replay --json` of the rig's root: the result and the log.
+fn replay(rig: &Rig, scenario: &str, extra: &[&str]) -> (Value, String) {
+    let out = rig
+        .hrr(scenario)
+        .arg("replay")
+        .arg(&rig.root)
+        .arg("--json")
+        .args(extra)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).expect("json result");
+    let log = std::fs::read_to_string(json["log"].as_str().unwrap()).unwrap();
+    (json, log)
+}
+
+/// Whether process `pid` has ended (or never existed).
+fn gone(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: a handle opened here is waited on and closed here.
+    unsafe {
+        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+        if handle.is_null() {
+            return true;
+        }
+        let ended = WaitForSingleObject(handle, 0) == WAIT_OBJECT_0;
+        CloseHandle(handle);
+        ended
+    }
+}
+
+#[test]
+fn a_passing_replay_is_logged_whole_without_console_sequences() {
+    let rig = Rig::new();
+    let dump = rig.sb.path().join("dump.json");
+    let (json, log) = {
+        let out = rig
+            .hrr("pass")
+            .env("HRR_TEST_DUMP_ENV", &dump)
+            .arg("replay")
+            .arg(&rig.root)
+            .arg("--json")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+        let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        let log = std::fs::read_to_string(json["log"].as_str().unwrap()).unwrap();
+        (json, log)
+    };
+    assert_eq!(json["exit_code"], 0);
+    assert_eq!(json["exception"], Value::Null);
+    assert!(log.starts_with(&rig.archive_line()), "{log}");
+    assert!(log.contains("\n[HRR] PASS\n"), "{log}");
+    for launch in &rig.archive.launches {
+        assert!(
+            log.contains(&format!("name=\"{}\"\n", launch.name)),
+            "{log}"
+        );
+    }
+    assert!(
+        !log.contains('\x1b') && !log.contains('\r'),
+        "VT sequences or CRs reached the log: {log:?}"
+    );
+    assert_eq!(log.lines().last(), Some("[hrr] replay exited with code 0"));
+    // Same flags and variables as on Linux; the player's directory first
+    // on PATH, where Windows looks for its DLLs.
+    let dumped: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    assert_eq!(dumped["HIP_VISIBLE_DEVICES"], "0");
+    assert_eq!(dumped["HIP_HRR_REPLAY_PROGRESS_SECONDS"], "30");
+    let argv: Vec<&str> = dumped["argv"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        argv[1..5],
+        [
+            "--sync-after-launch",
+            "--trace-kernels",
+            "--max-wall-seconds",
+            "1860"
+        ]
+    );
+    let path = dumped["PATH"].as_str().unwrap();
+    let player_dir = test_player().parent().unwrap().display().to_string();
+    assert!(path.starts_with(&player_dir), "{path}");
+}
+
+#[test]
+fn an_abort_keeps_its_buffered_lines_on_the_console_and_a_pipe_loses_them() {
+    let rig = Rig::new();
+    let (json, log) = replay(&rig, "fault_abort", &[]);
+    assert_eq!(
+        json["exception"], "0x00000003",
+        "the legacy abort's exit code 3"
+    );
+    assert_eq!(
+        (&json["exit_code"], &json["signal"]),
+        (&Value::Null, &Value::Null)
+    );
+    let last = rig.archive.last_launch();
+    // Buffered by the player (stdout and, as the MSVC runtime does for a
+    // redirected stream, stderr) and never flushed before the abort:
+    assert!(log.contains(&rig.archive_line()), "{log}");
+    assert!(
+        log.contains(&format!("kernel=3 launch=MOD grid=[192,1,1] block=[256,1,1] shared=0 args=2 snapshots=0 name=\"{}\"\n", last.name)),
+        "the [HRR launch] line naming the faulting kernel: {log}"
+    );
+    assert!(log.contains(&format!("kernel: {}]\n", last.name)), "{log}");
+    assert_eq!(
+        log.lines().last(),
+        Some("[hrr] replay crashed with 0x00000003 (abort)")
+    );
+
+    // The same player with both streams on one pipe, as a plain runner
+    // would capture it: what it buffered dies with it.
+    let out = std::process::Command::new(test_player())
+        .arg(&rig.archive.dir)
+        .args(["--sync-after-launch", "--trace-kernels"])
+        .env("HRR_TEST_SCENARIO", "fault_abort")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let piped = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!piped.contains("[HRR] Archive :"), "{piped}");
+    assert!(!piped.contains("[HRR launch]"), "{piped}");
+}
+
+#[test]
+fn an_access_violation_is_a_crashed_run_naming_no_kernel() {
+    let rig = Rig::new();
+    let out = rig
+        .hrr("segv")
+        .args(["triage", "--format", "json"])
+        .arg(&rig.archive.dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let f: Value = serde_json::from_slice(&out.stdout).expect("one JSON finding");
+    assert_eq!(
+        (f["outcome"].as_str(), f["fault_class"].as_str()),
+        (Some("ABORT"), Some("replay_crashed"))
+    );
+    assert_eq!(f["replay_exception"], "0xC0000005");
+    assert_eq!(f["replay_signal"], Value::Null);
+    assert_eq!(f["kernel_name"], Value::Null);
+    let log = std::fs::read_to_string(f["replay"]["log"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        log.lines().last(),
+        Some("[hrr] replay crashed with 0xC0000005 (access violation)")
+    );
+}
+
+#[test]
+fn a_hang_is_stopped_at_the_timeout_with_the_child_that_outlives_its_parent() {
+    let rig = Rig::new();
+    let child_file = rig.sb.path().join("child.pid");
+    let pid_file = rig.sb.path().join("player.pid");
+    let started = Instant::now();
+    let out = rig
+        .hrr("hang")
+        .env("HRR_TEST_CHILD_PID_FILE", &child_file)
+        .env("HRR_TEST_PID_FILE", &pid_file)
+        .args(["triage", "--format", "json", "--timeout", "3"])
+        .arg(&rig.archive.dir)
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let f: Value = serde_json::from_slice(&out.stdout).expect("one JSON finding");
+    assert_eq!(f["outcome"], "HANG");
+    assert_eq!(f["replay"]["timed_out"], true);
+    let log = std::fs::read_to_string(f["replay"]["log"].as_str().unwrap()).unwrap();
+    assert_eq!(log.lines().last(), Some("[hrr] replay timed out after 3s"));
+    let pid = |p: &Path| -> u32 { std::fs::read_to_string(p).unwrap().trim().parse().unwrap() };
+    let (player, child) = (pid(&pid_file), pid(&child_file));
+    assert!(gone(player), "the player {player} is still running");
+    assert!(gone(child), "the player's child {child} is still running");
+}
+
+#[test]
+fn the_player_is_found_under_hip_path_bin() {
+    let sb = Sandbox::new();
+    let bin = sb.path().join("hip").join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let installed = bin.join("hrr-playback.exe");
+    std::fs::copy(test_player(), &installed).unwrap();
+    let out = sb
+        .hrr()
+        .env("HIP_PATH", sb.path().join("hip"))
+        .env("ROCM_PATH", sb.path().join("elsewhere"))
+        .args(["playback", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["how"], "rocm");
+    assert_eq!(
+        PathBuf::from(json["path"].as_str().unwrap()),
+        installed,
+        "{json}"
+    );
+}
