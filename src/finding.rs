@@ -737,7 +737,7 @@ mod tests {
             ["schema_version", "archive", "outcome", "fault_class"]
         );
         assert_eq!(keys.last(), Some(&"notes"));
-        assert_eq!(keys.len(), 43);
+        assert_eq!(keys.len(), 44);
     }
 
     #[test]
