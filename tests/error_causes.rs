@@ -199,21 +199,6 @@ fn an_archive_path_that_is_not_utf8_is_read_and_shown_lossily() {
     assert!(common::stdout(&out).contains(&format!("\"archive\": \"{shown}\"")));
 }
 
-/// Copies the example capture root to `dest`, file by file.
-fn copy_example(dest: &Path) {
-    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/crash.hrr");
-    for pid in ["pid-4242", "pid-4243"] {
-        std::fs::create_dir_all(dest.join(pid)).unwrap();
-        for entry in std::fs::read_dir(example.join(pid)).unwrap() {
-            let entry = entry.unwrap();
-            if entry.file_type().unwrap().is_file() {
-                std::fs::copy(entry.path(), dest.join(pid).join(entry.file_name())).unwrap();
-            }
-        }
-    }
-    std::fs::copy(example.join("manifest.json"), dest.join("manifest.json")).unwrap();
-}
-
 #[test]
 fn triage_of_a_root_whose_name_is_not_utf8_reaches_every_process() {
     use std::os::unix::ffi::OsStrExt;
@@ -221,7 +206,7 @@ fn triage_of_a_root_whose_name_is_not_utf8_reaches_every_process() {
     let root = sb
         .path()
         .join(std::ffi::OsStr::from_bytes(b"capture-\xff.hrr"));
-    copy_example(&root);
+    common::copy_example(&root);
     let workdir = sb.path().join("work");
     let out = sb
         .hrr()
@@ -270,7 +255,7 @@ fn a_workflow_gets_the_exact_bytes_of_a_path_that_is_not_utf8() {
     let root = sb
         .path()
         .join(std::ffi::OsStr::from_bytes(b"capture-\xff.hrr"));
-    copy_example(&root);
+    common::copy_example(&root);
     let probe = sb.write(
         "probe.lua",
         r#"local a = hrr.archive.resolve(hrr.args[1])

@@ -59,27 +59,11 @@ fn skill_commands() -> Vec<SkillCommand> {
     out
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
-
 #[test]
 fn every_command_of_the_skill_exits_as_it_says() {
     let sb = Sandbox::new();
     let archive = sb.path().join("capture.hrr");
-    copy_tree(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/crash.hrr"),
-        &archive,
-    );
+    common::copy_example(&archive);
     let before = common::tree_snapshot(&archive);
     let pid_dir = archive.join("pid-4243");
     // No GPU device, whatever this host has: every run is metadata-only.

@@ -293,3 +293,25 @@ pub fn wait_bounded(
     );
     out
 }
+
+/// Copies the example capture root `examples/crash.hrr` to `to`, every file
+/// and directory, so a test can work on a copy under a name of its own.
+pub fn copy_example(to: &Path) {
+    copy_tree(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/crash.hrr"),
+        to,
+    );
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
