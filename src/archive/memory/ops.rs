@@ -10,6 +10,7 @@ use rustc_hash::FxHashMap;
 use crate::archive::format::apis::id;
 use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{ArgKind, Launch};
+use crate::archive::format::payloads::{self, Payload};
 
 /// Where an event came from: the header fields the map keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,31 +56,31 @@ pub struct PieceOps {
     by_fp: FxHashMap<u64, u32>,
 }
 
-/// The allocating APIs whose payload records address and size (§11), with
-/// their struct sizes; every one records the address at 36, the size at 44.
-const ALLOCS: [(u16, usize); 8] = [
-    (id::HIP_MALLOC, 52),
-    (id::HIP_MALLOC_ASYNC, 60),
-    (id::HIP_MALLOC_MANAGED, 56),
-    (id::HIP_EXT_MALLOC_WITH_FLAGS, 56),
-    (id::HIP_HOST_MALLOC, 56),
-    (id::HIP_HOST_ALLOC, 56),
-    (id::HIP_MALLOC_HOST, 52),
-    (id::HIP_MEM_ALLOC_HOST, 52),
+/// The allocating APIs whose payload records address and size (§11); their
+/// layouts are decoded by [`payloads::decode`].
+const ALLOCS: [u16; 8] = [
+    id::HIP_MALLOC,
+    id::HIP_MALLOC_ASYNC,
+    id::HIP_MALLOC_MANAGED,
+    id::HIP_EXT_MALLOC_WITH_FLAGS,
+    id::HIP_HOST_MALLOC,
+    id::HIP_HOST_ALLOC,
+    id::HIP_MALLOC_HOST,
+    id::HIP_MEM_ALLOC_HOST,
 ];
 
-/// The freeing APIs (§11) and their struct sizes; the address is at 36.
-const FREES: [(u16, usize); 4] = [
-    (id::HIP_FREE, 44),
-    (id::HIP_FREE_ASYNC, 52),
-    (id::HIP_HOST_FREE, 44),
-    (id::HIP_FREE_HOST, 44),
+/// The freeing APIs (§11).
+const FREES: [u16; 4] = [
+    id::HIP_FREE,
+    id::HIP_FREE_ASYNC,
+    id::HIP_HOST_FREE,
+    id::HIP_FREE_HOST,
 ];
 
 /// Names of the allocating and freeing APIs the map follows, for the
 /// README and `archive memory`.
 pub fn covered_apis() -> impl Iterator<Item = u16> {
-    ALLOCS.iter().chain(&FREES).map(|&(api, _)| api)
+    ALLOCS.into_iter().chain(FREES)
 }
 
 /// Whether v7 id `api` allocates or frees a range the map follows.
@@ -108,25 +109,14 @@ impl PieceOps {
     /// [`is_memory_api`]) from `record`; a record shorter than its struct
     /// is left out, as it is not decoded.
     pub(crate) fn memory_event(&mut self, api: u16, head: &[u8; EVENT_HEADER_LEN], record: &[u8]) {
-        let op = if let Some(&(_, len)) = ALLOCS.iter().find(|(a, _)| *a == api) {
-            if record.len() < len {
-                return;
-            }
-            Op::Alloc {
+        let op = match payloads::decode(Some(api), record) {
+            Payload::Alloc { ptr, size, .. } => Op::Alloc {
                 api,
-                base: le_u64(record, 36),
-                size: le_u64(record, 44),
-            }
-        } else if let Some(&(_, len)) = FREES.iter().find(|(a, _)| *a == api) {
-            if record.len() < len {
-                return;
-            }
-            Op::Free {
-                api,
-                ptr: le_u64(record, 36),
-            }
-        } else {
-            return;
+                base: ptr,
+                size,
+            },
+            Payload::Free { ptr, .. } => Op::Free { api, ptr },
+            _ => return,
         };
         self.events.push((stamp(head), op));
     }
