@@ -329,7 +329,7 @@ pub struct ArgumentRef {
 }
 
 /// Where the fault address lies among the archive's allocations at the
-/// point of the fault (issue 18 item 2).
+/// point of the fault.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FaultAllocation {
     /// The address attributed: the fault address, or for a null-page fault

@@ -1,5 +1,5 @@
 //! The allocation map, the launch pointer audit and fault attribution
-//! (issue 18), on synthetic archives built from the documented shapes
+//! on synthetic archives built from the documented shapes
 //! (reference §10–§11, §14) and replay logs in the runtime's and the
 //! player's own line shapes (playback-output.md §2h, §10.3, §10.4).
 

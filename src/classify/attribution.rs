@@ -1,4 +1,4 @@
-//! Fault attribution (issue 18 item 2): where a finding's fault address
+//! Fault attribution: where a finding's fault address
 //! lies among the allocations of the archive, at the point of the fault.
 //!
 //! The point is the failing event when the evidence names one, else the

@@ -1,5 +1,5 @@
 //! `hrr archive info`, `hrr archive events` and `hrr archive memory`:
-//! decode an archive without ROCm (DESIGN §3, §3.2; issue 18).
+//! decode an archive without ROCm (DESIGN §3, §3.2).
 
 use std::io::{self, BufWriter, Write};
 

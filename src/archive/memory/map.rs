@@ -1,6 +1,6 @@
 //! The allocation map: the ranges live at each point of the stream, the
 //! ranges freed and not reallocated, and the launch pointer audit against
-//! them (issue 18 items 1 and 3).
+//! them.
 //!
 //! Three layers of ranges, from the least specific: the HIP API ranges
 //! (`hipMalloc` and the rest of [`super::ops`]), the allocator segments of

@@ -1,4 +1,4 @@
-//! The allocation map of a process archive (issue 18): every allocation and
+//! The allocation map of a process archive: every allocation and
 //! free whose payload records an address and a size (reference §11), the
 //! region sidecars' blocks and segments (§14) merged by time, and the audit
 //! of every launch's pointer arguments (§10.2) against them. It is built in
@@ -120,7 +120,7 @@ impl PointerDoc {
     }
 }
 
-/// The `memory` section of `archive info` (issue 18 item 4).
+/// The `memory` section of `archive info`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct MemorySection {
@@ -235,7 +235,7 @@ pub struct PassDoc {
     pub live: bool,
 }
 
-/// The `hrr archive memory --json` document (issue 18 item 5).
+/// The `hrr archive memory --json` document.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MemoryReport {
     /// The process archive.
