@@ -239,6 +239,9 @@ pub fn markdown(f: &Finding) -> String {
         outcome_word(f.outcome),
         summary_words(f)
     );
+    if let Some(error) = &f.error {
+        let _ = writeln!(out, "**Error** — {}\n", inert::text(error));
+    }
     archive_health(&mut out, f);
     replay_result(&mut out, f);
     out.push_str("### Findings\n\n");
