@@ -304,21 +304,19 @@ impl GpuHost {
         GpuHost { sb, log }
     }
 
-    fn hrr(&self) -> assert_cmd::Command {
-        let mut cmd = self.sb.hrr();
-        cmd.env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", self.sb.path().join("bin").display()),
-        )
-        .args([
-            "-c",
-            &format!("replay.kfd={}", self.sb.path().join("kfd").display()),
-        ])
-        .args([
-            "-c",
-            &format!("rocm.path={}", self.sb.path().join("rocm").display()),
-        ]);
+    /// The sandboxed `hrr` on this host, as a plain command (for tests
+    /// that signal it).
+    fn process(&self) -> std::process::Command {
+        let mut cmd = self.sb.hrr_process();
+        let at = |rel: &str| self.sb.path().join(rel).display().to_string();
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", at("bin")))
+            .args(["-c", &format!("replay.kfd={}", at("kfd"))])
+            .args(["-c", &format!("rocm.path={}", at("rocm"))]);
         cmd
+    }
+
+    fn hrr(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.process())
     }
 
     /// (start, end, HIP_VISIBLE_DEVICES, args) of each logged player run.
@@ -425,19 +423,12 @@ fn the_player_is_located_once_for_every_worker() {
     );
 }
 
-/// Live (not zombie) processes of the process group `pgid`, from /proc.
+/// Live (not zombie) processes of the process group `pgid`.
 fn group_alive(pgid: i32) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let mut f = stat.rsplit_once(')')?.1.split_whitespace();
-            let state = f.next()?;
-            let pgrp: i32 = f.nth(1)?.parse().ok()?;
-            (pgrp == pgid && state != "Z").then_some(pid)
-        })
+    common::processes()
+        .into_iter()
+        .filter(|&(_, _, g, state)| g == pgid && state != 'Z')
+        .map(|(p, ..)| p)
         .collect()
 }
 
@@ -451,23 +442,11 @@ fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
         for i in 0..2 {
             capture_root(&host.sb.path().join(format!("n/run{i}/capture.hrr")));
         }
-        let mut cmd = host.sb.hrr_process();
-        cmd.env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", host.sb.path().join("bin").display()),
-        )
-        .env("HRR_TEST_SCENARIO", "hang")
-        .args([
-            "-c",
-            &format!("replay.kfd={}", host.sb.path().join("kfd").display()),
-        ])
-        .args([
-            "-c",
-            &format!("rocm.path={}", host.sb.path().join("rocm").display()),
-        ])
-        .args(["triage", "n", "--gpus", "0,1", "--yes", "--timeout", "5m"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+        let mut cmd = host.process();
+        cmd.env("HRR_TEST_SCENARIO", "hang")
+            .args(["triage", "n", "--gpus", "0,1", "--yes", "--timeout", "5m"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
         let mut hrr = common::default_signals(&mut cmd).spawn().unwrap();
         // Both replays started: the located player's --version, then two more.
         let pids = host.sb.path().join("pids");
@@ -486,7 +465,10 @@ fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
         };
         std::thread::sleep(Duration::from_millis(300));
         for &g in &started {
-            assert!(!group_alive(g).is_empty(), "replay {g} is hanging before the kill");
+            assert!(
+                !group_alive(g).is_empty(),
+                "replay {g} is hanging before the kill"
+            );
         }
         kill(Pid::from_raw(hrr.id() as i32), signal).unwrap();
         hrr.wait().unwrap();
