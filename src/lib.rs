@@ -13,6 +13,7 @@ pub mod context;
 pub mod docker_env;
 pub mod error;
 pub mod executable;
+pub mod external_search;
 pub mod finding;
 pub mod lua;
 pub mod output_file;

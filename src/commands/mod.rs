@@ -5,6 +5,7 @@ pub mod archive;
 pub mod classify;
 pub mod completions;
 pub mod config;
+pub mod help;
 pub mod list;
 pub mod lua_types;
 pub mod mcp;
