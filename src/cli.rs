@@ -145,7 +145,7 @@ pub enum Builtin {
     )]
     Mcp(McpArgs),
 
-    /// Help for a builtin, a Lua workflow or an external command.
+    /// Help for a builtin, an alias, a Lua workflow or an external command.
     Help {
         /// The command.
         command: Option<String>,
