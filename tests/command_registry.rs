@@ -31,6 +31,15 @@ fn completions_of(sb: &Sandbox, name: &str) -> Vec<String> {
         .collect()
 }
 
+/// `hrr -v --list`, checked to hold each of `lines`.
+fn listed_with(sb: &Sandbox, lines: &[String]) -> String {
+    let listed = stdout(&hrr(sb, &["-v", "--list"]));
+    for line in lines {
+        assert!(listed.contains(line), "--list -v lacks {line:?}: {listed}");
+    }
+    listed
+}
+
 fn typo(sb: &Sandbox, word: &str) -> String {
     let out = hrr(sb, &[word]);
     assert_eq!(out.status.code(), Some(1), "{word}");
@@ -54,18 +63,18 @@ fn an_alias_a_workflow_and_an_external_reach_every_consumer_with_their_origin() 
         "#!/bin/sh\necho \"notes got: $*\"\n",
     );
 
-    let listed = stdout(&hrr(&sb, &["-v", "--list"]));
     let site = sb.site_file();
-    for line in [
-        format!(
-            "    quick          = config get replay.mode  [{}:3]\n",
-            site.display()
-        ),
-        format!("    sweep          {}\n", workflow.display()),
-        format!("    notes          {}\n", external.display()),
-    ] {
-        assert!(listed.contains(&line), "--list -v lacks {line:?}: {listed}");
-    }
+    listed_with(
+        &sb,
+        &[
+            format!(
+                "    quick          = config get replay.mode  [{}:3]\n",
+                site.display()
+            ),
+            format!("    sweep          {}\n", workflow.display()),
+            format!("    notes          {}\n", external.display()),
+        ],
+    );
 
     assert_eq!(
         completions_of(&sb, "quick"),
@@ -121,31 +130,38 @@ fn a_name_that_several_hold_is_one_command_everywhere_and_the_winner_runs() {
         "xdg/hrr/scripts/dup.lua",
         "-- dup, the workflow\nhrr.out('the workflow ran\\n')\nreturn 0\n",
     );
-    sb.write("xdg/hrr/scripts/config.lua", "hrr.out('hijacked')\n");
+    let config_workflow = sb.write("xdg/hrr/scripts/config.lua", "hrr.out('hijacked')\n");
     let bin = sb.path().join("bin");
     let external = script(&bin, "hrr-dup", "#!/bin/sh\necho the external ran\n");
-    script(&bin, "hrr-config", "#!/bin/sh\necho hijacked\n");
+    let config_external = script(&bin, "hrr-config", "#!/bin/sh\necho hijacked\n");
     sb.write("site.toml", "[alias]\ndup = \"config get replay.sync\"\n");
 
     // The alias wins over the workflow and the external.
-    let listed = stdout(&hrr(&sb, &["-v", "--list"]));
-    for line in [
-        format!(
-            "    dup            = config get replay.sync  [{}:2]\n",
-            sb.site_file().display()
-        ),
-        format!(
-            "    dup            {}  (hidden by the alias of the same name)\n",
-            workflow.display()
-        ),
-        format!(
-            "    dup            {}  (hidden by the alias of the same name)\n",
-            external.display()
-        ),
-        "(hidden by the builtin of the same name)\n".to_string(),
-    ] {
-        assert!(listed.contains(&line), "--list -v lacks {line:?}: {listed}");
-    }
+    listed_with(
+        &sb,
+        &[
+            format!(
+                "    dup            = config get replay.sync  [{}:2]\n",
+                sb.site_file().display()
+            ),
+            format!(
+                "    dup            {}  (hidden by the alias of the same name)\n",
+                workflow.display()
+            ),
+            format!(
+                "    dup            {}  (hidden by the alias of the same name)\n",
+                external.display()
+            ),
+            format!(
+                "    config         {}  (hidden by the builtin of the same name)\n",
+                config_workflow.display()
+            ),
+            format!(
+                "    config         {}  (hidden by the builtin of the same name)\n",
+                config_external.display()
+            ),
+        ],
+    );
     assert_eq!(
         completions_of(&sb, "dup"),
         ["alias for `hrr config get replay.sync`"]
@@ -168,12 +184,13 @@ fn a_name_that_several_hold_is_one_command_everywhere_and_the_winner_runs() {
 
     // Without the alias, the workflow wins over the external.
     sb.write("site.toml", "");
-    let listed = stdout(&hrr(&sb, &["-v", "--list"]));
-    let line = format!(
-        "    dup            {}  (hidden by the Lua workflow of the same name)\n",
-        external.display()
+    let listed = listed_with(
+        &sb,
+        &[format!(
+            "    dup            {}  (hidden by the Lua workflow of the same name)\n",
+            external.display()
+        )],
     );
-    assert!(listed.contains(&line), "--list -v lacks {line:?}: {listed}");
     assert!(!listed.contains("Aliases:"), "{listed}");
     assert_eq!(
         completions_of(&sb, "dup"),
