@@ -8,6 +8,7 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 use crate::external;
 use crate::registry::{Registry, Source};
+use hrr::config::Alias;
 use hrr::context::Context;
 
 /// Prints the help of `command`, or `hrr`'s own help without one.
@@ -19,34 +20,34 @@ pub fn run(ctx: &Context, command: Option<&str>) -> anyhow::Result<i32> {
     let Some(found) = registry.resolve(name) else {
         return Err(registry.unknown(name));
     };
-    match &found.source {
+    let text = match &found.source {
         Source::Builtin { .. } => builtin(&[name]),
-        Source::Alias(alias) => {
-            let line = format!(
-                "{name}: alias for `hrr {}` ({})",
-                alias.expansion, alias.origin
-            );
-            hrr::ui::print(format!("{}\n", hrr::error::single_line(&line)))?;
-            let words: Vec<&str> = alias.expansion.split_whitespace().collect();
-            let target = words.first().and_then(|w| registry.resolve(w));
-            match target.map(|t| &t.source) {
-                Some(Source::Builtin { .. }) => {
-                    hrr::ui::print("\n")?;
-                    builtin(&words)
-                }
-                Some(Source::Workflow(w)) => {
-                    hrr::ui::print(format!("\n{}", w.help()))?;
-                    Ok(0)
-                }
-                _ => Ok(0),
-            }
+        Source::Alias(alias) => alias_help(&registry, name, alias),
+        Source::Workflow(w) => w.help(),
+        Source::External(e) => {
+            return external::run(ctx, &e.path, name, &["--help".to_string()]);
         }
-        Source::Workflow(w) => {
-            hrr::ui::print(w.help())?;
-            Ok(0)
-        }
-        Source::External(e) => external::run(ctx, &e.path, name, &["--help".to_string()]),
+    };
+    hrr::ui::print(text)?;
+    Ok(0)
+}
+
+/// An alias's expansion and where it was set, then the help of the builtin
+/// or workflow its first word runs.
+fn alias_help(registry: &Registry, name: &str, alias: &Alias) -> String {
+    let line = format!(
+        "{name}: alias for `hrr {}` ({})",
+        alias.expansion, alias.origin
+    );
+    let mut text = format!("{}\n", hrr::error::single_line(&line));
+    let words: Vec<&str> = alias.expansion.split_whitespace().collect();
+    let target = words.first().and_then(|w| registry.resolve(w));
+    match target.map(|t| &t.source) {
+        Some(Source::Builtin { .. }) => text = format!("{text}\n{}", builtin(&words)),
+        Some(Source::Workflow(w)) => text = format!("{text}\n{}", w.help()),
+        _ => {}
     }
+    text
 }
 
 /// `hrr`'s own help on stdout.
@@ -57,7 +58,7 @@ pub fn root() -> anyhow::Result<i32> {
 
 /// The help of the builtin that `words` name, as deep as they name
 /// subcommands (`config get` is the help of `hrr config get`).
-fn builtin(words: &[&str]) -> anyhow::Result<i32> {
+fn builtin(words: &[&str]) -> String {
     let mut root = Cli::command();
     root.build();
     let mut sub = &root;
@@ -69,7 +70,5 @@ fn builtin(words: &[&str]) -> anyhow::Result<i32> {
             None => break,
         }
     }
-    let mut sub = sub.clone();
-    hrr::ui::print(sub.render_help().to_string())?;
-    Ok(0)
+    sub.clone().render_help().to_string()
 }
