@@ -379,3 +379,166 @@ fn without_a_recorded_time_events_bin_is_asked_for_each_process() {
     assert_eq!(g["oldest"], "2023-11-14T22:13:20Z");
     assert_eq!(g["newest"], "2023-11-15T22:13:20Z");
 }
+
+/// A composable-kernel GEMM as the runtime names it: 400 characters of
+/// templates, wrapping only where the page lets it.
+fn long_kernel() -> String {
+    let mut name = String::from(
+        "void ck::kernel_gemm_xdl_cshuffle_v3<ck::GridwiseGemm_xdl_cshuffle_v3<ck::tensor_layout::gemm::RowMajor, ck::tensor_layout::gemm::ColumnMajor, ck::half_t, float, ck::tensor_operation::element_wise::PassThrough, 256, 128, 128, 64, 8, 8>, true, (ck::InMemoryDataOperationEnum)0, 2>(",
+    );
+    name.push_str(&"ck::Argument const&, ".repeat(4));
+    name.push_str("ck::half_t const*, ck::half_t*, int)");
+    name
+}
+
+/// The python that runs tests/report/layout.py, with Playwright importable;
+/// a missing one fails the test: CI installs it with Debian's chromium.
+fn playwright_python() -> std::path::PathBuf {
+    const INSTALL: &str = "apt-get install chromium; python3 -m pip install playwright";
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys, playwright; print(sys.executable)"])
+        .output()
+        .unwrap_or_else(|e| panic!("python3 is needed for the browser test ({e}); then {INSTALL}"));
+    assert!(
+        out.status.success(),
+        "the browser test needs Python's playwright package: {INSTALL}\n{}",
+        stderr(&out)
+    );
+    assert!(
+        Path::new("/usr/bin/chromium").is_file(),
+        "the browser test needs Debian's chromium: {INSTALL}"
+    );
+    stdout(&out).trim().into()
+}
+
+#[test]
+fn the_html_page_lays_out_in_a_real_browser() {
+    let sb = Sandbox::new();
+    let long = long_kernel();
+    assert_eq!(long.len(), 400);
+    let mangled = format!("_ZN2ck{}Ev", "27kernel_gemm_xdl_cshuffle_v3I".repeat(8));
+    let groups: [(usize, &str, &str, Option<&str>); 7] = [
+        (9, "MAF", "illegal_memory_access", Some(&long)),
+        (4, "MAF", "read_only_page_fault", Some(&mangled)),
+        (5, "PASS", "replay_pass", Some("vector_add<float>")),
+        (3, "HANG", "hang", Some("spin_forever(int*)")),
+        (2, "ABORT", "replay_fatal_api", None),
+        (
+            1,
+            "FAIL",
+            "nan_inf_divergence",
+            Some("softmax<__half, 1024>"),
+        ),
+        (1, "UNKNOWN", "unknown", None),
+    ];
+    let mut lines = Vec::new();
+    for (g, (n, outcome, class, kernel)) in groups.iter().enumerate() {
+        for i in 0..*n {
+            let archive = format!("/lab/node{i:02}/suite-{g}.hrr/pid-{}", 4000 + i);
+            let f = modified(
+                finding(&archive, outcome, class, *kernel),
+                &format!("2026-11-{:02}T0{g}:00:00Z", 10 + i),
+            );
+            lines.push(f.to_string());
+        }
+    }
+    sb.write("night.jsonl", &lines.join("\n"));
+    let page = sb.path().join("report.html");
+    report(
+        &sb,
+        &[
+            "night.jsonl",
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-html");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/report/layout.py");
+    let out = std::process::Command::new(playwright_python())
+        .arg(script)
+        .arg(&page)
+        .arg(&shots)
+        .args(["1280", "800"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "layout.py failed:\n{}", stderr(&out));
+    let m: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(m["fetched"], json!([]), "the page fetches nothing");
+    for width in ["1280", "800"] {
+        let w = &m["widths"][width];
+        let at = |what: &str| format!("at {width}px: {what}\n{w:#}");
+        let num = |v: &Value| v.as_f64().unwrap();
+        assert!(
+            num(&w["scroll_width"]) <= num(&w["client_width"]),
+            "{}",
+            at("the page scrolls sideways")
+        );
+        let table = &w["table"];
+        assert!(
+            table["visibility"] == "visible" && table["display"] == "table",
+            "{}",
+            at("the table is hidden")
+        );
+        assert!(
+            num(&table["height"]) > 100.0,
+            "{}",
+            at("the table has no rows")
+        );
+        assert!(
+            num(&table["left"]) >= 0.0 && num(&table["right"]) <= num(&w["client_width"]),
+            "{}",
+            at("the table leaves the page")
+        );
+        let mut bars: Vec<(u64, f64)> = w["bars"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| (b["count"].as_u64().unwrap(), num(&b["width"])))
+            .collect();
+        assert_eq!(bars.len(), 6, "{}", at("one bar per outcome"));
+        bars.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        for pair in bars.windows(2) {
+            let ((c0, w0), (c1, w1)) = (pair[0], pair[1]);
+            if c0 == c1 {
+                assert!(
+                    (w0 - w1).abs() < 0.5,
+                    "{}",
+                    at("equal counts, unequal bars")
+                );
+            } else {
+                assert!(w1 > w0 + 1.0, "{}", at("a larger count, no longer bar"));
+            }
+        }
+        let (most, widest) = bars[bars.len() - 1];
+        let (least, narrowest) = bars[0];
+        let ratio = (narrowest / widest) / (least as f64 / most as f64);
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "{}",
+            at("bars not proportional")
+        );
+        let k = &w["long_kernel"];
+        assert_eq!(k["text_length"], 400, "{}", at("the long name is cut"));
+        assert!(
+            k["lines"].as_u64().unwrap() >= 3,
+            "{}",
+            at("the long name does not wrap")
+        );
+        assert!(
+            num(&k["code_right"]) <= num(&k["cell"]["right"]) + 0.5,
+            "{}",
+            at("the long name runs out of its cell")
+        );
+        for cell in w["kernel_cells"].as_array().unwrap() {
+            assert!(
+                num(&cell["scroll_width"]) <= num(&cell["client_width"]),
+                "{}",
+                at("a kernel cell overflows")
+            );
+        }
+        assert!(shots.join(format!("report-{width}.png")).is_file());
+    }
+}

@@ -34,26 +34,28 @@ code { font: .85em/1.4 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
 .bar.UNKNOWN { background: #7f8c8d; }
 .bar-count { font-variant-numeric: tabular-nums; text-align: right; }
 table { width: 100%; table-layout: fixed; border-collapse: collapse; }
-th, td { border: 1px solid var(--line); padding: .4rem .5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; word-break: break-word; }
+th, td { border: 1px solid var(--line); padding: .4rem .5rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th { overflow-wrap: normal; }
 th { background: var(--head); font-weight: 600; }
 td.count { text-align: right; font-variant-numeric: tabular-nums; }
 ul.examples { margin: 0; padding: 0; list-style: none; }
 ul.examples li + li { margin-top: .2rem; }
-.none { color: var(--muted); }
+.none, .also { color: var(--muted); }
+@media (max-width: 900px) { body { font-size: 13px; } main { padding: 1rem; } }
+.also { display: block; font-size: .85em; margin-top: .2rem; }
 "#;
 
-/// The columns of the grouped table, with their share of its width.
-const COLUMNS: [(&str, &str); 10] = [
-    ("count", "5%"),
-    ("outcome", "7%"),
-    ("fault class", "11%"),
-    ("kernel", "22%"),
-    ("failing API", "9%"),
-    ("labels", "9%"),
-    ("also seen", "7%"),
-    ("examples", "14%"),
-    ("oldest", "8%"),
-    ("newest", "8%"),
+/// The columns of the grouped table, with their width: fixed for the short
+/// ones, a share of the table for the names, the rest for the kernel.
+const COLUMNS: [(&str, &str); 8] = [
+    ("count", "3.5rem"),
+    ("outcome", "6.5rem"),
+    ("fault class", "10%"),
+    ("kernel", "auto"),
+    ("failing API", "8%"),
+    ("labels", "10%"),
+    ("examples", "15%"),
+    ("captured", "8rem"),
 ];
 
 /// The HTML page.
@@ -134,8 +136,13 @@ fn row(g: &Group) -> Markup {
             td { code { (class_name(s.fault_class)) } }
             td.kernel { (code_or_none(s.kernel_name.as_deref())) }
             td { (code_or_none(s.failing_api.as_deref())) }
-            td { (labels(&s.labels)) }
-            td { (labels(&g.also_seen())) }
+            td {
+                (labels(&s.labels))
+                @let also = g.also_seen();
+                @if !also.is_empty() {
+                    span.also { "also seen: " (words(&also)) }
+                }
+            }
             td {
                 @if g.examples.is_empty() {
                     span.none { (NA) }
@@ -147,8 +154,13 @@ fn row(g: &Group) -> Markup {
                     }
                 }
             }
-            td { (text_or_none(g.oldest.as_deref())) }
-            td { (text_or_none(g.newest.as_deref())) }
+            td {
+                @match (&g.oldest, &g.newest) {
+                    (Some(oldest), Some(newest)) if oldest == newest => { (time(oldest)) }
+                    (Some(oldest), Some(newest)) => { (time(oldest)) " to " (time(newest)) }
+                    _ => { span.none { (NA) } }
+                }
+            }
         }
     }
 }
@@ -160,16 +172,22 @@ fn code_or_none(v: Option<&str>) -> Markup {
     }
 }
 
-fn text_or_none(v: Option<&str>) -> Markup {
-    match v {
-        Some(v) => html! { (sanitize(v)) },
-        None => html! { span.none { (NA) } },
+/// An RFC 3339 time that may break after its date.
+fn time(t: &str) -> Markup {
+    let t = sanitize(t);
+    match t.split_once('T') {
+        Some((date, clock)) => html! { (date) "T" wbr; (clock) },
+        None => html! { (t) },
     }
 }
 
-fn labels(list: &[Label]) -> Markup {
+fn words(list: &[Label]) -> String {
     let words: Vec<&str> = list.iter().map(|l| l.as_str()).collect();
+    words.join(" ")
+}
+
+fn labels(list: &[Label]) -> Markup {
     html! {
-        @if words.is_empty() { span.none { "—" } } @else { (words.join(" ")) }
+        @if list.is_empty() { span.none { "—" } } @else { (words(list)) }
     }
 }
