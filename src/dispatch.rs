@@ -1,5 +1,6 @@
-//! From argv to a command: builtin → alias → Lua workflow → external
-//! `hrr-<name>` (DESIGN §5, §9). Also `hrr --list` and `hrr help`.
+//! From argv to a command: a builtin as clap parses it, else the alias, Lua
+//! workflow or external `hrr-<name>` the command registry resolves the
+//! name to (DESIGN §5, §9).
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use clap::{CommandFactory, FromArgMatches};
 use crate::cli::{Builtin, Cli, GlobalArgs};
 use crate::commands;
 use crate::external;
+use crate::registry::{Registry, Source};
 use hrr::config::{Config, LoadOptions};
 use hrr::context::Context;
 use hrr::error;
@@ -49,13 +51,6 @@ fn print_clap(err: &clap::Error) -> i32 {
         },
         _ => 1,
     }
-}
-
-/// `hrr`'s own help on stdout.
-fn print_help() -> anyhow::Result<i32> {
-    let help = Cli::command().render_help().to_string();
-    hrr::ui::print(help)?;
-    Ok(0)
 }
 
 fn parse(argv: Vec<OsString>) -> anyhow::Result<Cli> {
@@ -111,7 +106,7 @@ fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
         return commands::list::run(&ctx);
     }
     let Some(command) = cli.command else {
-        return print_help();
+        return commands::help::root();
     };
     match command {
         Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
@@ -120,6 +115,7 @@ fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
         Builtin::Triage(args) => commands::triage::run(ctx, &cli.global, &args),
         Builtin::Classify(args) => commands::classify::run(&ctx, &args),
         Builtin::Render(args) => commands::render::run(&ctx, &args),
+        Builtin::Report(args) => commands::report::run(&ctx, &args),
         Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
         Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),
@@ -128,25 +124,9 @@ fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
         Builtin::LuaTypes => commands::lua_types::run(),
         Builtin::Schema { document } => commands::schema::run(document),
         Builtin::Mcp(args) => commands::mcp::run(&cli.global, &args),
-        Builtin::Help { command } => help(&ctx, command.as_deref()),
+        Builtin::Help { command } => commands::help::run(&ctx, command.as_deref()),
         Builtin::External(words) => not_builtin(ctx, cli.global, words, aliases),
     }
-}
-
-/// Builtins whose work is done by the Lua workflow of the same name, so a
-/// user's `<name>.lua` customises them instead of being hidden.
-pub const WORKFLOW_BUILTINS: &[&str] = &["triage"];
-
-/// The names of the builtin subcommands, for `--list`, suggestions and the
-/// no-shadowing rule.
-pub fn builtin_names() -> Vec<(String, String)> {
-    Cli::command()
-        .get_subcommands()
-        .map(|c| {
-            let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
-            (c.get_name().to_string(), about)
-        })
-        .collect()
 }
 
 fn not_builtin(
@@ -158,20 +138,18 @@ fn not_builtin(
     let (name, rest) = words
         .split_first()
         .ok_or_else(|| anyhow!("no command given"))?;
-    if let Some(expansion) = ctx.config.aliases().get(name) {
-        return run_alias(global, aliases, name, expansion, rest);
-    }
-    if let Some(workflow) = lua::scripts::find(&ctx.config, name) {
-        return lua::run_workflow(
+    let registry = Registry::load(&ctx.config);
+    match registry.resolve(name).map(|c| &c.source) {
+        Some(Source::Alias(alias)) => run_alias(global, aliases, name, &alias.expansion, rest),
+        Some(Source::Workflow(workflow)) => lua::run_workflow(
             Rc::new(ctx),
-            &workflow,
+            workflow,
             lua::Invocation::with_args(rest.iter().map(Into::into).collect()),
-        );
+        ),
+        Some(Source::External(e)) => external::run(&ctx, &e.path, name, rest),
+        // clap has already matched every builtin name.
+        Some(Source::Builtin { .. }) | None => Err(registry.unknown(name)),
     }
-    if let Some(path) = external::find(name) {
-        return external::run(&ctx, &path, name, rest);
-    }
-    Err(unknown_command(&ctx, name))
 }
 
 /// Runs alias `name`, reached by expanding the aliases `outer`.
@@ -207,40 +185,6 @@ fn run_alias(
         cli.global.color = global.color;
     }
     execute(cli, &expanding)
-}
-
-fn unknown_command(ctx: &Context, name: &str) -> anyhow::Error {
-    let mut known: Vec<String> = builtin_names().into_iter().map(|(n, _)| n).collect();
-    known.extend(ctx.config.aliases().into_keys());
-    known.extend(lua::scripts::all(&ctx.config).into_iter().map(|w| w.name));
-    known.extend(external::all().into_keys());
-    let hint = hrr::suggest::closest(name, known.iter().map(String::as_str))
-        .map(|s| format!("; did you mean '{s}'?"))
-        .unwrap_or_default();
-    anyhow!(
-        "no such command: '{}'{hint} (`hrr --list` shows every command)",
-        hrr::ui::inert(name)
-    )
-}
-
-fn help(ctx: &Context, command: Option<&str>) -> anyhow::Result<i32> {
-    let Some(name) = command else {
-        return print_help();
-    };
-    let mut root = Cli::command();
-    root.build();
-    if let Some(sub) = root.find_subcommand_mut(name) {
-        hrr::ui::print(sub.render_help().to_string())?;
-        return Ok(0);
-    }
-    if let Some(workflow) = lua::scripts::find(&ctx.config, name) {
-        hrr::ui::print(workflow.help())?;
-        return Ok(0);
-    }
-    if let Some(path) = external::find(name) {
-        return external::run(ctx, &path, name, &["--help".to_string()]);
-    }
-    Err(unknown_command(ctx, name))
 }
 
 /// The path of the running `hrr`, handed to externals as `HRR`.

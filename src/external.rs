@@ -1,72 +1,11 @@
-//! External subcommands: `hrr foo` runs the first `hrr-foo` in the user's
-//! config dir `bin/`, then on `PATH` (DESIGN §9).
+//! Running an external subcommand: the `hrr-foo` that
+//! [`hrr::external_search`] found for `hrr foo` (DESIGN §9).
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context as _;
 
 use hrr::context::Context;
-use hrr::executable::is_executable;
-
-const PREFIX: &str = "hrr-";
-
-fn exe_name(name: &str) -> String {
-    format!("{PREFIX}{name}{}", std::env::consts::EXE_SUFFIX)
-}
-
-/// The directories searched for externals, in order: the user config dir's
-/// `bin/`, then each `PATH` entry.
-pub fn search_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = hrr::config::user_dir()
-        .map(|d| d.join("bin"))
-        .into_iter()
-        .collect();
-    if let Some(path) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&path).filter(|p| !p.as_os_str().is_empty()));
-    }
-    dirs
-}
-
-/// The `hrr-<name>` that `hrr <name>` would run.
-pub fn find(name: &str) -> Option<PathBuf> {
-    if name.is_empty() || name.contains(['/', '\\']) {
-        return None;
-    }
-    let file = exe_name(name);
-    search_dirs()
-        .into_iter()
-        .map(|d| d.join(&file))
-        .find(|p| is_executable(p))
-}
-
-/// Every external found, name → all paths in search order (the first wins).
-pub fn all() -> BTreeMap<String, Vec<PathBuf>> {
-    let mut found: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    for dir in search_dirs() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let file = entry.file_name();
-            let Some(file) = file.to_str() else { continue };
-            let Some(name) = file.strip_prefix(PREFIX) else {
-                continue;
-            };
-            let name = name
-                .strip_suffix(std::env::consts::EXE_SUFFIX)
-                .unwrap_or(name);
-            if name.is_empty() || !is_executable(&entry.path()) {
-                continue;
-            }
-            let paths = found.entry(name.to_string()).or_default();
-            if !paths.contains(&entry.path()) {
-                paths.push(entry.path());
-            }
-        }
-    }
-    found
-}
 
 /// Runs the external with argv `[path, name, args…]` and the environment
 /// `HRR`, `HRR_CONFIG_FILES`, `HRR_PROFILE`. On Unix the process is replaced

@@ -1,7 +1,9 @@
 //! The `hrr` binary: argv in, exit code out. Its front ends live here, apart
 //! from the library: the argv grammar ([`cli`]), the command router
-//! ([`dispatch`]), one module per builtin ([`commands`]), `hrr-<name>`
-//! programs ([`external`]) and the MCP server ([`mcp`]). Each turns its input
+//! ([`dispatch`]), the one list of commands it and `--list`, completions,
+//! `help` and did-you-mean read ([`registry`]), one module per builtin
+//! ([`commands`]), `hrr-<name>` programs ([`external`]) and the MCP server
+//! ([`mcp`]). Each turns its input
 //! into typed requests and calls the `hrr` library; the library never calls
 //! back into them.
 
@@ -10,6 +12,7 @@ mod commands;
 mod dispatch;
 mod external;
 mod mcp;
+mod registry;
 
 fn main() {
     #[cfg(unix)]

@@ -1,13 +1,13 @@
 //! `hrr completions <shell>` and `hrr man`: the conventions of the
-//! ecosystem. Completions include the Lua workflows, externals and aliases
-//! visible when the script is generated, so regenerate after adding one.
+//! ecosystem. Completions include the commands of the registry that run
+//! when the script is generated (aliases, Lua workflows, externals), so
+//! regenerate after adding one.
 
 use clap::{Command, CommandFactory};
 
 use crate::cli::Cli;
-use crate::external;
+use crate::registry::Registry;
 use hrr::context::Context;
-use hrr::lua;
 
 /// Prints the completion script for `shell`.
 pub fn run(ctx: &Context, shell: clap_complete::Shell) -> anyhow::Result<i32> {
@@ -18,39 +18,20 @@ pub fn run(ctx: &Context, shell: clap_complete::Shell) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// The clap command extended with one subcommand per alias, Lua workflow and
-/// external (each taking free arguments), skipping names a builtin owns.
+/// The clap command extended with one subcommand (taking free arguments)
+/// per alias, Lua workflow and external that `hrr <name>` would run.
 fn with_runtime_commands(ctx: &Context, mut cmd: Command) -> Command {
-    let builtins: Vec<String> = cmd
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .collect();
-    let mut extra: Vec<(String, String)> = Vec::new();
-    for (name, expansion) in ctx.config.aliases() {
-        extra.push((name, format!("alias for `hrr {expansion}`")));
-    }
-    for w in lua::scripts::all(&ctx.config) {
-        extra.push((
-            w.name.clone(),
-            format!("Lua workflow ({})", w.origin(false)),
-        ));
-    }
-    for (name, paths) in external::all() {
-        extra.push((name, format!("external command {}", paths[0].display())));
-    }
-    let mut seen = builtins;
-    for (name, about) in extra {
-        if seen.contains(&name) {
-            continue;
-        }
-        seen.push(name.clone());
+    let registry = Registry::load(&ctx.config);
+    for command in registry.reachable().filter(|c| !c.is_builtin()) {
         cmd = cmd.subcommand(
-            Command::new(name).about(about).arg(
-                clap::Arg::new("args")
-                    .num_args(0..)
-                    .trailing_var_arg(true)
-                    .allow_hyphen_values(true),
-            ),
+            Command::new(command.name.clone())
+                .about(command.about())
+                .arg(
+                    clap::Arg::new("args")
+                        .num_args(0..)
+                        .trailing_var_arg(true)
+                        .allow_hyphen_values(true),
+                ),
         );
     }
     cmd

@@ -36,15 +36,12 @@ impl Config {
         let aliases = self.aliases();
         if !aliases.is_empty() {
             out.push_str("\n[alias]\n");
-            for (name, expansion) in aliases {
-                let value = toml::Value::String(expansion);
-                match self.entry(&format!("alias.{name}")) {
-                    Some(e) if origin => {
-                        let _ = writeln!(out, "{name} = {value}  # {}", e.origin);
-                    }
-                    _ => {
-                        let _ = writeln!(out, "{name} = {value}");
-                    }
+            for (name, alias) in aliases {
+                let value = toml::Value::String(alias.expansion);
+                if origin {
+                    let _ = writeln!(out, "{name} = {value}  # {}", alias.origin);
+                } else {
+                    let _ = writeln!(out, "{name} = {value}");
                 }
             }
         }

@@ -65,6 +65,15 @@ pub struct Entry {
     pub origin: Origin,
 }
 
+/// A user alias: `[alias] name = "expansion"`.
+#[derive(Clone, Debug)]
+pub struct Alias {
+    /// The command line it stands for, split on whitespace when run.
+    pub expansion: String,
+    /// Where it was set.
+    pub origin: Origin,
+}
+
 /// The effective configuration.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -309,12 +318,17 @@ impl Config {
         self.values.iter().map(|(k, e)| (k.as_str(), e))
     }
 
-    /// The user aliases (`alias.<name>` → command line).
-    pub fn aliases(&self) -> BTreeMap<String, String> {
+    /// The user aliases by name (`alias.<name>` → command line and the
+    /// file, line or flag that set it).
+    pub fn aliases(&self) -> BTreeMap<String, Alias> {
         self.entries()
             .filter_map(|(k, e)| {
                 let name = k.strip_prefix(schema::ALIAS_PREFIX)?;
-                Some((name.to_string(), e.value.as_str()?.to_string()))
+                let alias = Alias {
+                    expansion: e.value.as_str()?.to_string(),
+                    origin: e.origin.clone(),
+                };
+                Some((name.to_string(), alias))
             })
             .collect()
     }
