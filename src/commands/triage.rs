@@ -158,7 +158,8 @@ fn many(
     let workdir = hrr::workdir::ensure(&ctx.config, &|m| ctx.ui.warn(m))?;
     let plan = make_plan(&ctx, args)?;
     let metadata_only = plan.get("mode").and_then(|m| m.as_str()) == Some("metadata");
-    let slots = hrr::fleet::triage::slots(metadata_only, gpus.as_deref(), archives.len());
+    let count = archives.len();
+    let slots = hrr::fleet::triage::slots(metadata_only, gpus.as_deref(), count);
     let worker = Worker {
         program: std::env::current_exe()
             .context("cannot find the hrr executable to start the triage workers")?,
@@ -174,8 +175,7 @@ fn many(
         code = code.max(triaged.exit_code);
         for f in &triaged.findings {
             ctx.ui.status(&format!(
-                "{done}/{} {}: {}",
-                slots_total(total, shard),
+                "{done}/{count} {}: {}",
                 f.archive.as_deref().unwrap_or_default(),
                 hrr::render::outcome_word(f.outcome)
             ));
@@ -191,14 +191,6 @@ fn many(
         ctx.ui.status(&format!("wrote {}", path.display()));
     }
     Ok(if args.exit_code { code } else { 0 })
-}
-
-/// How many archives this run (this shard) triages, for the status lines.
-fn slots_total(total: usize, shard: Option<Shard>) -> usize {
-    match shard {
-        Some(s) => (total + s.count - 1 - s.index) / s.count,
-        None => total,
-    }
 }
 
 /// `--gpus` / `replay.gpus`: comma-separated GPU indices, each visible
