@@ -485,3 +485,53 @@ fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
         );
     }
 }
+
+#[test]
+fn a_worker_that_fails_mid_triage_is_an_unknown_finding_with_its_error() {
+    let sb = Sandbox::new();
+    capture_root(&sb.path().join("good.hrr"));
+    capture_root(&sb.path().join("bad.hrr"));
+    // A site workflow whose per-process step fails on one archive: that
+    // worker prints an error and no finding.
+    sb.write(
+        "xdg/hrr/scripts/triage.lua",
+        "local t = hrr.workflow.embedded(\"triage\")\nlocal one = t.triage_one\n\
+         t.triage_one = function(process, opts)\n  \
+         if process:find(\"bad.hrr\", 1, true) then error(\"site step failed\") end\n  \
+         return one(process, opts)\nend\nreturn t\n",
+    );
+    let out = sb
+        .hrr()
+        .args([
+            "triage",
+            "good.hrr",
+            "bad.hrr",
+            "--no-replay",
+            "--format",
+            "jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let found = lines(&out);
+    assert_eq!(found.len(), 2, "{}", stdout(&out));
+    let bad = found
+        .iter()
+        .find(|f| f["archive"].as_str().unwrap().ends_with("bad.hrr"))
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!(bad["outcome"], "UNKNOWN");
+    assert!(
+        bad["error"].as_str().unwrap().contains("site step failed"),
+        "{bad}"
+    );
+    let good = found
+        .iter()
+        .find(|f| {
+            f["archive"]
+                .as_str()
+                .unwrap()
+                .ends_with("good.hrr/pid-4243")
+        })
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert!(good["error"].is_null());
+}
