@@ -81,6 +81,9 @@ def main():
     ap.add_argument("--array", required=True)
     ap.add_argument("--tasks", type=int, required=True)
     ap.add_argument("--report-job", required=True)
+    ap.add_argument("--gpus", default="0,1", help="the fake GPUs the tasks may be granted")
+    ap.add_argument("--fleet", action="store_true", help="the list is hrr-synth's fleet of 12")
+    ap.add_argument("--replayed", action="store_true", help="the tasks replayed (test player)")
     a = ap.parse_args()
 
     # Every process of every listed root, once.
@@ -88,14 +91,15 @@ def main():
     expected = {}
     for root in roots:
         for proc in processes(root):
-            expected[proc] = os.path.basename(os.path.normpath(root))
-    check(len(roots) >= 12 and len(expected) > len(roots), f"{len(roots)} roots, {len(expected)} processes")
+            expected[proc] = os.path.realpath(root)
+    check(len(roots) >= 4 and len(expected) > len(roots), f"{len(roots)} roots, {len(expected)} processes")
 
     if not check(os.path.isdir(a.findings), f"{a.findings}: no finding directory"):
         names = []
     else:
         names = sorted(n for n in os.listdir(a.findings) if n.endswith(".finding.json"))
     seen = collections.Counter()
+    root_hashes = collections.defaultdict(set)
     findings = []
     for name in names:
         with open(os.path.join(a.findings, name), encoding="utf-8") as f:
@@ -105,29 +109,42 @@ def main():
         seen[archive] += 1
         m = FINDING_NAME.match(name)
         if check(m is not None, f"{name}: not <root name>-<hash>-pid-<pid>.finding.json"):
-            check(m["root"] == expected.get(archive), f"{name}: root name is not that of {archive}")
+            root = expected.get(archive, "")
+            check(m["root"] == os.path.basename(root), f"{name}: root name is not that of {archive}")
+            root_hashes[root].add(m["hash"])
             check(archive.endswith(f"/pid-{m['pid']}"), f"{name}: pid is not that of {archive}")
     for proc in expected:
         check(seen[proc] == 1, f"{proc}: {seen[proc]} finding files, want 1")
     for archive in seen.keys() - expected.keys():
         check(False, f"{archive}: a finding for no listed process")
-    hashes = {FINDING_NAME.match(n)["hash"] for n in names if FINDING_NAME.match(n)}
-    same_name = [n for n in names if n.startswith("capture.hrr-")]
-    check(
-        len(same_name) >= 3 and len({FINDING_NAME.match(n)["hash"] for n in same_name}) >= 3,
-        f"roots named capture.hrr did not get distinct names: {same_name}",
-    )
-    check(len(hashes) >= len(roots), f"{len(hashes)} distinct path hashes for {len(roots)} roots")
+    # One hash per root, and distinct roots (of one name too) apart.
+    for root, hashes in root_hashes.items():
+        check(len(hashes) == 1, f"{root}: finding names hash its path differently: {hashes}")
+    all_hashes = [h for hashes in root_hashes.values() for h in hashes]
+    check(len(set(all_hashes)) == len(all_hashes), f"two roots share a path hash: {dict(root_hashes)}")
+    names_of = collections.Counter(os.path.basename(os.path.normpath(r)) for r in roots)
+    check(not a.fleet or names_of["capture.hrr"] >= 3, f"too few roots named capture.hrr: {names_of}")
 
     # The damaged root's finding says its archive is damaged.
     damaged = [f for f in findings if "/damaged/" in f["archive"]]
     check(
-        len(damaged) == 1
+        not a.fleet
+        or len(damaged) == 1
         and (damaged[0].get("error") or (damaged[0].get("archive_health") or {}).get("truncated")),
         f"the damaged archive's finding says neither an error nor a truncated archive: {damaged}",
     )
 
+    # A replayed fleet: every process replayed, with no error, on the one
+    # GPU hrr saw (index 0 within the task's mask).
+    for f in findings if a.replayed else []:
+        replay = f.get("replay") or {}
+        check(
+            not f.get("error") and replay.get("exit_code") == 0 and replay.get("gpu") == 0,
+            f"{f['archive']}: not replayed on GPU 0: error {f.get('error')!r}, replay {str(replay)[:300]}",
+        )
+
     # Each task ran its shard on one granted GPU, ROCR_VISIBLE_DEVICES alone.
+    mask = re.compile(rf"ROCR_VISIBLE_DEVICES=(?:{'|'.join(a.gpus.split(','))}) CUDA_VISIBLE_DEVICES=\(unset\)")
     for k in range(a.tasks):
         log = os.path.join(a.jobs, f"hrr-triage-{a.array}_{k}.out")
         if not check(os.path.isfile(log), f"{log}: missing"):
@@ -136,8 +153,8 @@ def main():
             text = f.read()
         check(f"hrr triage shard {k}/{a.tasks} " in text, f"{log}: no 'shard {k}/{a.tasks}' line")
         check(
-            re.search(r"ROCR_VISIBLE_DEVICES=[01] CUDA_VISIBLE_DEVICES=\(unset\)", text) is not None,
-            f"{log}: not on one granted GPU with ROCR_VISIBLE_DEVICES alone: {text[:300]}",
+            mask.search(text) is not None,
+            f"{log}: not on GPU {a.gpus} with ROCR_VISIBLE_DEVICES alone: {text[:300]}",
         )
 
     # The array's tasks all completed; the report started after the last ended.
