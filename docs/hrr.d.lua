@@ -20,6 +20,7 @@
 ---@field no_replay? boolean `--no-replay`: metadata only.
 ---@field exit_code? boolean `--exit-code`: one exit code per outcome.
 ---@field output? string `-o FILE`, writable with hrr.fs.write.
+---@field plan? table The replay plan a triage over many archives made once for its workers.
 
 ---@class hrr.Problem
 ---@field kind string Stable identifier (`torn_tail`, `no_trailer`, …).

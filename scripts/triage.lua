@@ -244,8 +244,9 @@ end
 local function main(opts)
   local list, root = targets(opts)
   -- One plan for the whole run: the player is located (or built) once,
-  -- never a second build attempt for the next process.
-  local plan = triage.plan(opts)
+  -- never a second build attempt for the next process. A triage over many
+  -- archives makes it once and hands it to each of its workers (opts.plan).
+  local plan = opts.plan or triage.plan(opts)
   local results, texts = {}, {}
   for _, process in ipairs(list) do
     local r = triage.triage_one(process, { plan = plan, root = root })

@@ -67,7 +67,7 @@ pub struct GlobalArgs {
 pub enum Builtin {
     /// Triage an archive: decode, preflight, replay, classify, report.
     #[command(
-        after_help = "Examples:\n  hrr triage capture.hrr                     the process that died, replayed when this host can\n  hrr triage capture.hrr --no-replay         metadata only, on any machine\n  hrr triage capture.hrr/pid-4243 --gpu 1 --format json"
+        after_help = "Examples:\n  hrr triage capture.hrr                     the process that died, replayed when this host can\n  hrr triage capture.hrr --no-replay         metadata only, on any machine\n  hrr triage capture.hrr/pid-4243 --gpu 1 --format json\n  hrr triage /nightly --gpus 0,1,2,3 --format jsonl -o findings/\n  hrr triage --from list.txt --shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT -o /shared/out\n\nMany archives: several paths, --from, or a directory searched 4 levels deep (symlinks not followed) for capture roots; each archive is triaged by an hrr worker of its own. Exit status: 0 when every archive got a finding (a failed one is an UNKNOWN finding with an error); with --exit-code, the highest outcome code."
     )]
     Triage(TriageArgs),
 
@@ -242,12 +242,30 @@ pub struct ReplayArgs {
     pub extra: Vec<String>,
 }
 
-/// `hrr triage <archive> …`.
+/// `hrr triage <archive>… [--from FILE] [--shard K/N] [--gpus LIST] …`.
 #[derive(Debug, Args)]
 pub struct TriageArgs {
-    /// A `pid-*` process directory or a capture root.
-    #[arg(required_unless_present = "print_workflow")]
-    pub archive: Option<PathBuf>,
+    /// Archives: `pid-*` process directories or capture roots. A directory
+    /// that is neither is searched for capture roots, 4 levels deep,
+    /// symlinks not followed.
+    #[arg(required_unless_present_any = ["print_workflow", "from"])]
+    pub archives: Vec<PathBuf>,
+    /// Also triage the archives listed in FILE, one path per line (blank
+    /// lines and `#` comments skipped; `-` reads stdin).
+    #[arg(long, value_name = "FILE")]
+    pub from: Option<PathBuf>,
+    /// Triage only part K of N (0 <= K < N) of the byte-sorted archives:
+    /// those whose index modulo N is K, as for a job array's task K.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// Replay on these GPUs, one replay per GPU at a time, e.g. 0,1,2,3
+    /// (config replay.gpus; indices count within the device masks hrr got).
+    #[arg(long, value_name = "LIST", conflicts_with = "gpu")]
+    pub gpus: Option<String>,
+    /// The replay plan a triage over many archives made once for all of its
+    /// workers (internal to hrr).
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub plan: Option<String>,
     /// Print the triage.lua embedded in hrr (the preset a site's triage.lua
     /// extends) and exit.
     #[arg(long, exclusive = true)]
@@ -273,10 +291,12 @@ pub struct TriageArgs {
     /// Where findings and logs go (config output.workdir).
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
-    /// Also write the finding to FILE (never inside the archive).
-    #[arg(short = 'o', long, value_name = "FILE")]
+    /// Also write the finding to FILE (never inside the archive); with
+    /// several archives, a directory that gets one JSON finding per process.
+    #[arg(short = 'o', long, value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
-    /// Finding format on stdout and in files (config output.format).
+    /// Finding format on stdout and in files (config output.format); jsonl
+    /// prints one compact JSON finding per line as each archive is done.
     #[arg(long, value_enum)]
     pub format: Option<Format>,
     /// Triage every process of a capture root, plus a summary table.

@@ -117,7 +117,7 @@ fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
         Builtin::Archive(cmd) => commands::archive::run(&ctx, &cmd),
         Builtin::Config(cmd) => commands::config::run(&ctx, &cmd),
         Builtin::Replay(args) => commands::replay::run(&ctx, &args),
-        Builtin::Triage(args) => commands::triage::run(ctx, &args),
+        Builtin::Triage(args) => commands::triage::run(ctx, &cli.global, &args),
         Builtin::Classify(args) => commands::classify::run(&ctx, &args),
         Builtin::Render(args) => commands::render::run(&ctx, &args),
         Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),

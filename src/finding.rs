@@ -495,6 +495,10 @@ pub struct Finding {
     pub outcome: Outcome,
     /// Why.
     pub fault_class: FaultClass,
+    /// Why no finding could be made from the archive's own evidence (a
+    /// triage run over many archives whose worker crashed, was killed,
+    /// printed no finding, or could not read the archive); null otherwise.
+    pub error: Option<String>,
     /// What hrr-playback said caused the failure, when it printed a
     /// cause-bearing line before its fatal one; null otherwise.
     pub cause: Option<Cause>,
@@ -595,6 +599,7 @@ impl Finding {
             archive,
             outcome: Outcome::Unknown,
             fault_class: FaultClass::Unknown,
+            error: None,
             cause: None,
             kernel_name: None,
             kernel_family: None,
@@ -737,7 +742,7 @@ mod tests {
             ["schema_version", "archive", "outcome", "fault_class"]
         );
         assert_eq!(keys.last(), Some(&"notes"));
-        assert_eq!(keys.len(), 44);
+        assert_eq!(keys.len(), 45);
     }
 
     #[test]

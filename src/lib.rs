@@ -14,6 +14,7 @@ pub mod docker_env;
 pub mod error;
 pub mod executable;
 pub mod finding;
+pub mod fleet;
 pub mod lua;
 pub mod output_file;
 pub mod playback;

@@ -24,6 +24,9 @@ pub enum Format {
     Markdown,
     /// The stable JSON schema.
     Json,
+    /// The JSON schema on one compact line (JSON Lines), one line per
+    /// finding.
+    Jsonl,
 }
 
 impl Format {
@@ -32,6 +35,7 @@ impl Format {
         match self {
             Format::Markdown => "markdown",
             Format::Json => "json",
+            Format::Jsonl => "jsonl",
         }
     }
 
@@ -55,7 +59,8 @@ impl FromStr for Format {
         match s {
             "markdown" | "md" => Ok(Format::Markdown),
             "json" => Ok(Format::Json),
-            other => anyhow::bail!("unknown format `{other}` (use markdown or json)"),
+            "jsonl" => Ok(Format::Jsonl),
+            other => anyhow::bail!("unknown format `{other}` (use markdown, json or jsonl)"),
         }
     }
 }
@@ -65,7 +70,15 @@ pub fn render(f: &Finding, format: Format) -> String {
     match format {
         Format::Markdown => markdown(f),
         Format::Json => json(f),
+        Format::Jsonl => json_line(f),
     }
+}
+
+/// Compact JSON on one line with a trailing newline: one line of JSON Lines.
+pub fn json_line(f: &Finding) -> String {
+    let mut s = serde_json::to_string(f).expect("a Finding always serialises");
+    s.push('\n');
+    s
 }
 
 /// Pretty JSON with a trailing newline.
@@ -99,7 +112,8 @@ fn yes_no(v: Option<bool>) -> &'static str {
     }
 }
 
-fn outcome_word(o: Outcome) -> &'static str {
+/// The outcome as the findings spell it: `PASS`, `MAF`, … `UNKNOWN`.
+pub fn outcome_word(o: Outcome) -> &'static str {
     match o {
         Outcome::Pass => "PASS",
         Outcome::Maf => "MAF",
@@ -239,6 +253,9 @@ pub fn markdown(f: &Finding) -> String {
         outcome_word(f.outcome),
         summary_words(f)
     );
+    if let Some(error) = &f.error {
+        let _ = writeln!(out, "**Error** — {}\n", inert::text(error));
+    }
     archive_health(&mut out, f);
     replay_result(&mut out, f);
     out.push_str("### Findings\n\n");

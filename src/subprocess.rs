@@ -2,8 +2,9 @@
 //! limit, capturing its output. Used by `hrr.exec`, the host probes and the
 //! docker probes.
 
+use std::ffi::OsStr;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -66,24 +67,26 @@ mod lossy {
 
 /// Runs `argv` with stdin closed and stdout/stderr captured. An empty argv or
 /// a program that cannot be started is an error; a non-zero exit is not.
-pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
+pub fn run<S: AsRef<OsStr>>(argv: &[S], opts: &ExecOptions) -> anyhow::Result<Captured> {
     let Some((program, args)) = argv.split_first() else {
         bail!("empty command line");
     };
+    let program = program.as_ref();
+    let shown = Path::new(program).display();
     if let Some(dir) = &opts.cwd {
         match std::fs::metadata(dir) {
             Ok(m) if m.is_dir() => {}
             Ok(_) => bail!(
-                "cannot run '{program}' in the working directory {}: it is not a directory",
+                "cannot run '{shown}' in the working directory {}: it is not a directory",
                 dir.display()
             ),
             Err(e) => bail!(
-                "cannot run '{program}' in the working directory {}: {e}",
+                "cannot run '{shown}' in the working directory {}: {e}",
                 dir.display()
             ),
         }
     }
-    let spawned = crate::supervisor::spawn(program.as_ref(), args, &[], |cmd| {
+    let spawned = crate::supervisor::spawn(program, args, &[], |cmd| {
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -94,7 +97,7 @@ pub fn run(argv: &[String], opts: &ExecOptions) -> anyhow::Result<Captured> {
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(cmd, 0);
     })
-    .with_context(|| format!("cannot run '{program}'"))?;
+    .with_context(|| format!("cannot run '{shown}'"))?;
     let mut child = spawned.child;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());

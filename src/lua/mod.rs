@@ -78,43 +78,111 @@ pub fn run_workflow(
     workflow: &Workflow,
     invocation: Invocation,
 ) -> anyhow::Result<i32> {
-    let text = workflow.text()?;
-    let (lua, budget) = new_state(&ctx)?;
-    api::register(&lua, &ctx, invocation)
-        .map_err(|e| anyhow!("cannot set up the hrr Lua module: {e}"))?;
-    limit_memory(&lua, &ctx)?;
-    let result = lua
-        .load(text)
-        .set_name(workflow.chunk_name())
-        .set_mode(ChunkMode::Text)
-        .call::<mlua::Value>(())
-        .and_then(|value| match value {
-            mlua::Value::Table(steps) => run_steps(&lua, &steps),
-            other => Ok(other),
-        });
-    if budget.spent() {
-        return Err(anyhow!(budget.message()));
-    }
-    let code = match result {
-        Ok(mlua::Value::Integer(code)) => code as f64,
-        Ok(mlua::Value::Number(n)) => n,
-        Ok(_) => return Ok(0),
-        Err(err) => {
-            let (message, traceback) = describe(&err);
-            if let Some(tb) = traceback {
-                ctx.ui.detail(&tb);
-            }
-            if let Some(sig) = crate::replay::interrupted() {
-                return Err(crate::error::Failure::new(128 + sig, message).into());
-            }
-            return Err(anyhow!(message));
-        }
+    let value = evaluate(&ctx, workflow, invocation, |lua, value| match value {
+        mlua::Value::Table(steps) => run_steps(lua, &steps),
+        other => Ok(other),
+    })?;
+    let code = match value {
+        mlua::Value::Integer(code) => code as f64,
+        mlua::Value::Number(n) => n,
+        _ => return Ok(0),
     };
     exit_code(code).ok_or_else(|| {
         anyhow!(
             "{}: the workflow returned {code}, which is not an exit code (a whole number 0-255)",
             workflow.chunk_name().trim_start_matches(['@', '='])
         )
+    })
+}
+
+/// Calls the step `step` of a preset that returns a table of steps (such as
+/// `triage.lua`'s `plan`) with `hrr.opts`, and returns what it returns as
+/// JSON. A step that stops early the preset's way (an error table with
+/// `code` and `message`) is that exit code and message.
+pub fn run_step(
+    ctx: Rc<Context>,
+    workflow: &Workflow,
+    invocation: Invocation,
+    step: &'static str,
+) -> anyhow::Result<serde_json::Value> {
+    let outcome = evaluate(&ctx, workflow, invocation, |lua, value| {
+        let mlua::Value::Table(steps) = value else {
+            return Err(mlua::Error::runtime(format!(
+                "the workflow returned no table of steps, so it has no {step} step"
+            )));
+        };
+        let f: mlua::Function = steps.get(step).map_err(|_| {
+            mlua::Error::runtime(format!("the workflow's steps have no {step} function"))
+        })?;
+        let opts = lua
+            .globals()
+            .get::<mlua::Table>("hrr")?
+            .get::<mlua::Value>("opts")?;
+        let stoppable = lua
+            .load(STOPPABLE)
+            .set_name("=hrr")
+            .set_mode(ChunkMode::Text)
+            .into_function()?;
+        let (ok, value, message): (bool, mlua::Value, Option<String>) =
+            stoppable.call((f, opts))?;
+        if ok {
+            return bridge::from_lua_value::<serde_json::Value>(lua, value).map(Ok);
+        }
+        let code = match value {
+            mlua::Value::Integer(c) => i32::try_from(c).unwrap_or(1),
+            _ => 1,
+        };
+        Ok(Err((code, message.unwrap_or_default())))
+    })?;
+    outcome.map_err(|(code, message)| crate::error::Failure::new(code, message).into())
+}
+
+/// Calls a step, returning `true, value`, or `false, code, message` when it
+/// stops early with an error table of `code` and `message`; any other error
+/// goes on.
+const STOPPABLE: &str = r#"
+local step, opts = ...
+local ok, result = pcall(step, opts)
+if ok then return true, result end
+if type(result) == "table" and type(result.message) == "string" then
+  return false, result.code, result.message
+end
+error(result, 0)
+"#;
+
+/// Loads `workflow` into a fresh state set up for `invocation`, runs its
+/// chunk and gives what the chunk returns to `then`; a Lua error becomes
+/// one message (its traceback a detail line), an interrupted replay the
+/// signal's exit code.
+fn evaluate<T>(
+    ctx: &Rc<Context>,
+    workflow: &Workflow,
+    invocation: Invocation,
+    then: impl FnOnce(&Lua, mlua::Value) -> mlua::Result<T>,
+) -> anyhow::Result<T> {
+    let text = workflow.text()?;
+    let (lua, budget) = new_state(ctx)?;
+    api::register(&lua, ctx, invocation)
+        .map_err(|e| anyhow!("cannot set up the hrr Lua module: {e}"))?;
+    limit_memory(&lua, ctx)?;
+    let result = lua
+        .load(text)
+        .set_name(workflow.chunk_name())
+        .set_mode(ChunkMode::Text)
+        .call::<mlua::Value>(())
+        .and_then(|value| then(&lua, value));
+    if budget.spent() {
+        return Err(anyhow!(budget.message()));
+    }
+    result.map_err(|err| {
+        let (message, traceback) = describe(&err);
+        if let Some(tb) = traceback {
+            ctx.ui.detail(&tb);
+        }
+        if let Some(sig) = crate::replay::interrupted() {
+            return crate::error::Failure::new(128 + sig, message).into();
+        }
+        anyhow!(message)
     })
 }
 
