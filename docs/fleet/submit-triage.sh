@@ -13,8 +13,12 @@ if [ $# -lt 2 ]; then
   echo "error: usage: submit-triage.sh LIST OUT [sbatch options...]" >&2
   exit 2
 fi
+command -v sbatch >/dev/null || {
+  echo "error: no sbatch on PATH: run this on a Slurm login node" >&2
+  exit 2
+}
 here=$(cd "$(dirname "$0")" && pwd)
-list=$(realpath "$1")
+list=$(realpath -m "$1")
 out=$(realpath -m "$2")
 shift 2
 [ -r "$list" ] || {
