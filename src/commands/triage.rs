@@ -130,7 +130,9 @@ fn many(
     };
     let several = args.archives.len() > 1 || args.from.is_some() || expanded.searched;
     if expanded.archives.is_empty() {
-        bail!("no archive to triage: no capture root or pid-* directory was found in the paths given");
+        bail!(
+            "no archive to triage: no capture root or pid-* directory was found in the paths given"
+        );
     }
     let total = expanded.archives.len();
     let archives = match shard {
@@ -314,7 +316,10 @@ impl Sink {
             Some(dir) if several => {
                 hrr::safety::ensure_not_in_archive(dir)?;
                 std::fs::create_dir_all(dir).with_context(|| {
-                    format!("cannot use {} as the -o directory of the findings", dir.display())
+                    format!(
+                        "cannot use {} as the -o directory of the findings",
+                        dir.display()
+                    )
                 })?;
                 sink.dir = Some(dir.to_path_buf());
             }

@@ -106,8 +106,11 @@ pub fn expand(paths: &[PathBuf], warn: &mut dyn FnMut(&str)) -> Expanded {
             ));
         }
     }
-    out.archives
-        .sort_by(|a, b| a.as_os_str().as_encoded_bytes().cmp(b.as_os_str().as_encoded_bytes()));
+    out.archives.sort_by(|a, b| {
+        a.as_os_str()
+            .as_encoded_bytes()
+            .cmp(b.as_os_str().as_encoded_bytes())
+    });
     out.archives.dedup();
     out
 }
@@ -236,25 +239,30 @@ mod tests {
         let d = t.path();
         root(&d.join("ok/capture.hrr"));
         std::fs::create_dir_all(d.join("locked/inner")).unwrap();
-        std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o000))
-            .unwrap();
+        std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
         let mut warnings = Vec::new();
         let e = expand(&[d.to_path_buf()], &mut |w| warnings.push(w.to_string()));
-        std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o755))
-            .unwrap();
+        std::fs::set_permissions(d.join("locked"), std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(names(d, &e.archives), ["ok/capture.hrr"]);
         // root can read anything: the warning is only there for others.
         if nix::unistd::geteuid().as_raw() != 0 {
             assert!(
-                warnings.iter().any(|w| w.starts_with("cannot search") && w.contains("locked")),
+                warnings
+                    .iter()
+                    .any(|w| w.starts_with("cannot search") && w.contains("locked")),
                 "{warnings:?}"
             );
         }
         let empty = tempfile::tempdir().unwrap();
         let mut warnings = Vec::new();
-        let e = expand(&[empty.path().to_path_buf()], &mut |w| warnings.push(w.to_string()));
+        let e = expand(&[empty.path().to_path_buf()], &mut |w| {
+            warnings.push(w.to_string())
+        });
         assert!(e.archives.is_empty());
-        assert!(warnings[0].starts_with("no capture archive found in"), "{warnings:?}");
+        assert!(
+            warnings[0].starts_with("no capture archive found in"),
+            "{warnings:?}"
+        );
     }
 
     #[test]

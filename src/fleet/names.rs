@@ -84,7 +84,10 @@ mod tests {
             root_stem(Path::new("/nightly/a/capture.hrr")),
             root_stem(Path::new("/nightly/a/capture.hrr/pid-1"))
         );
-        assert_eq!(a, finding_file(Path::new("/nightly/a/capture.hrr/pid-4243")));
+        assert_eq!(
+            a,
+            finding_file(Path::new("/nightly/a/capture.hrr/pid-4243"))
+        );
     }
 
     #[test]

@@ -22,7 +22,8 @@ impl FromStr for Shard {
 
     /// `K/N` with whole numbers `0 <= K < N`.
     fn from_str(s: &str) -> anyhow::Result<Shard> {
-        let usage = || anyhow!("--shard takes K/N with whole numbers 0 <= K < N (e.g. 0/4), not '{s}'");
+        let usage =
+            || anyhow!("--shard takes K/N with whole numbers 0 <= K < N (e.g. 0/4), not '{s}'");
         let (k, n) = s.split_once('/').ok_or_else(usage)?;
         let (Ok(index), Ok(count)) = (k.trim().parse::<usize>(), n.trim().parse::<usize>()) else {
             return Err(usage());
@@ -87,7 +88,10 @@ mod tests {
         for bad in ["4/4", "0/0", "a/2", "1", "-1/3", "1/3/4", ""] {
             let err = bad.parse::<Shard>().unwrap_err().to_string();
             assert!(err.starts_with("--shard"), "{bad}: {err}");
-            assert!(err.contains("K/N") || err.contains("K must be below N"), "{bad}: {err}");
+            assert!(
+                err.contains("K/N") || err.contains("K must be below N"),
+                "{bad}: {err}"
+            );
         }
         assert_eq!(
             "4/4".parse::<Shard>().unwrap_err().to_string(),

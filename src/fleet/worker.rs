@@ -157,7 +157,10 @@ mod tests {
         let f = Finding::new(Some("/a/capture.hrr/pid-1".into())).to_json_pretty();
         assert_eq!(findings(&captured(Some(0), None, &f, "")).unwrap().len(), 1);
         let list = format!("[{f},{f}]");
-        assert_eq!(findings(&captured(Some(1), None, &list, "")).unwrap().len(), 2);
+        assert_eq!(
+            findings(&captured(Some(1), None, &list, "")).unwrap().len(),
+            2
+        );
     }
 
     #[test]
@@ -196,7 +199,11 @@ mod tests {
         let f = &t.findings[0];
         assert_eq!(f.outcome, crate::finding::Outcome::Unknown);
         assert_eq!(f.archive.as_deref(), Some("/data/capture.hrr"));
-        assert!(f.error.as_deref().unwrap().contains("cannot run '/nonexistent/hrr'"));
+        assert!(f
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("cannot run '/nonexistent/hrr'"));
         assert_eq!(t.exit_code, UNKNOWN_EXIT);
     }
 }
