@@ -71,6 +71,7 @@
 ---@field kernel_launches integer
 ---@field threads integer
 ---@field duration_ns integer|string
+---@field events_modified? string When events.bin was last written (RFC 3339 UTC).
 ---@field apis { id: integer, name: string, count: integer }[]
 ---@field kernels { name: string, launches: integer, code_object?: string }[]
 ---@field blobs hrr.FileRefs
@@ -164,6 +165,7 @@
 ---@field code_objects? integer
 ---@field threads? integer
 ---@field processes (integer|string)[]
+---@field events_modified? string
 
 ---@class hrr.CaptureInfo
 ---@field hip_runtime_version? string

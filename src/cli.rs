@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use hrr::render::Format;
 use hrr::replay::{GpuChoice, Overrides, ReplayMode, SyncMode};
+use hrr::report::ReportFormat;
 use hrr::schema::Document;
 use hrr::ui::ColorChoice;
 
@@ -102,6 +103,12 @@ pub enum Builtin {
     /// Re-render a saved finding (JSON) as markdown or JSON.
     #[command(after_help = "Example:\n  hrr render pid-4243.finding.json")]
     Render(RenderArgs),
+
+    /// Group many findings by crash signature: markdown, JSON, CSV or one HTML page.
+    #[command(
+        after_help = "Examples:\n  hrr report findings/                       every *.finding.json and *.jsonl below it\n  hrr report night.jsonl --format html -o night.html\n\nExit status: 0 when the report was written; 1 when no finding was read (each file that held none is named on stderr) or a path could not be read."
+    )]
+    Report(ReportArgs),
 
     /// Inspect and create config files.
     #[command(subcommand)]
@@ -345,6 +352,21 @@ pub struct RenderArgs {
     /// Output format (config output.format).
     #[arg(long, value_enum)]
     pub format: Option<Format>,
+}
+
+/// `hrr report PATH… [--format markdown|json|csv|html] [-o FILE]`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Finding files (one finding, a JSON list, or JSON Lines) or
+    /// directories searched for `*.finding.json` and `*.jsonl`.
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Markdown)]
+    pub format: ReportFormat,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `hrr preflight <archive> …`: exit 0 ok/warnings, 1 blocked, 2 needs

@@ -120,6 +120,7 @@ fn execute(cli: Cli, aliases: &[&str]) -> anyhow::Result<i32> {
         Builtin::Triage(args) => commands::triage::run(ctx, &cli.global, &args),
         Builtin::Classify(args) => commands::classify::run(&ctx, &args),
         Builtin::Render(args) => commands::render::run(&ctx, &args),
+        Builtin::Report(args) => commands::report::run(&ctx, &args),
         Builtin::Preflight(args) => commands::preflight::run(&ctx, &args),
         Builtin::Playback(args) => commands::playback::run(&ctx, &args),
         Builtin::Run(args) => lua::run_file(Rc::new(ctx), &args.script, args.args),

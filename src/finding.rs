@@ -432,6 +432,11 @@ pub struct ArchiveHealth {
     pub threads: Option<u64>,
     /// Process ids in the capture (one for a process archive, all for a root).
     pub processes: Vec<u64>,
+    /// When the archive's `events.bin` was last written (RFC 3339 UTC,
+    /// seconds), from the decoded archive: its own clocks are monotonic,
+    /// so this is the capture's one wall-clock date. Null without an
+    /// archive to read.
+    pub events_modified: Option<String>,
 }
 
 /// Capture environment from the manifest metadata.
@@ -678,7 +683,11 @@ impl Finding {
 
     /// Parse a finding from JSON, refusing other schema versions.
     pub fn from_json(text: &str) -> anyhow::Result<Finding> {
-        let value: serde_json::Value = serde_json::from_str(text)?;
+        Finding::from_value(serde_json::from_str(text)?)
+    }
+
+    /// A finding from parsed JSON, refusing other schema versions.
+    pub fn from_value(value: serde_json::Value) -> anyhow::Result<Finding> {
         match value.get("schema_version").and_then(|v| v.as_u64()) {
             Some(v) if v == u64::from(SCHEMA_VERSION) => {}
             Some(v) => anyhow::bail!(

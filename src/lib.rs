@@ -21,6 +21,7 @@ pub mod playback;
 pub mod preflight;
 pub mod render;
 pub mod replay;
+pub mod report;
 pub mod safety;
 pub mod schema;
 pub mod subprocess;

@@ -5,7 +5,7 @@
 //! JSON finding prints exactly what triage printed. Zero prints as `0`,
 //! unknown as `n/a`; every archive-controlled string goes through [`inert`].
 
-mod inert;
+pub(crate) mod inert;
 mod summary;
 
 pub use summary::summary;
@@ -86,7 +86,8 @@ pub fn json(f: &Finding) -> String {
     f.to_json_pretty()
 }
 
-const NA: &str = "n/a";
+/// How an unknown value reads (`n/a`).
+pub(crate) const NA: &str = "n/a";
 
 fn num<T: ToString>(v: Option<T>) -> String {
     v.map_or_else(|| NA.to_string(), |v| v.to_string())
@@ -96,11 +97,13 @@ fn ms(v: Option<f64>) -> String {
     v.map_or_else(|| NA.to_string(), |v| format!("{v:.1} ms"))
 }
 
-fn code_or_na(v: Option<&str>, in_table: bool) -> String {
+/// `v` as an inline code span, or `n/a`.
+pub(crate) fn code_or_na(v: Option<&str>, in_table: bool) -> String {
     v.map_or_else(|| NA.to_string(), |v| inert::code(v, in_table))
 }
 
-fn text_or_na(v: Option<&str>) -> String {
+/// `v` as escaped markdown text, or `n/a`.
+pub(crate) fn text_or_na(v: Option<&str>) -> String {
     v.map_or_else(|| NA.to_string(), inert::text)
 }
 
@@ -124,7 +127,8 @@ pub fn outcome_word(o: Outcome) -> &'static str {
     }
 }
 
-fn class_name(c: FaultClass) -> String {
+/// The documented spelling of a fault class (`illegal_memory_access`).
+pub(crate) fn class_name(c: FaultClass) -> String {
     serde_json::to_value(c)
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
@@ -336,6 +340,11 @@ fn archive_health(out: &mut String, f: &Finding) {
     row(out, "Blobs", &num(h.blobs));
     row(out, "Code objects", &num(h.code_objects));
     row(out, "Threads", &num(h.threads));
+    row(
+        out,
+        "events.bin modified",
+        &text_or_na(h.events_modified.as_deref()),
+    );
     out.push('\n');
 }
 

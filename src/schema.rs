@@ -10,6 +10,7 @@ use crate::archive::event_stream::DecodedEvent;
 use crate::archive::Info;
 use crate::finding::Finding;
 use crate::preflight::PreflightReport;
+use crate::report::Report;
 
 /// A machine-readable output of `hrr` that `hrr schema` describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -23,6 +24,8 @@ pub enum Document {
     Preflight,
     /// One line of `hrr archive events --json`: a decoded event.
     Events,
+    /// `hrr report --format json`: findings grouped by crash signature.
+    Report,
 }
 
 /// The schema of `document`. It describes what `hrr` writes (serialize
@@ -51,6 +54,11 @@ pub fn schema(document: Document) -> Schema {
             "hrr archive events --json",
             "One decoded event: one line of `hrr archive events --json` (JSON Lines). The \
              header fields are always present; the decoded payload fields depend on the API.",
+        ),
+        Document::Report => generate::<Report>(
+            "hrr report --format json",
+            "Findings grouped by crash signature (outcome, fault class, kernel, failing API, \
+             labels other than MULTI-PROCESS and BUILD-NEEDED), largest group first.",
         ),
     }
 }

@@ -74,6 +74,7 @@ fn crashed_example_json_has_the_design_fields() {
             "kernel_launches",
             "threads",
             "duration_ns",
+            "events_modified",
             "apis",
             "kernels",
             "blobs",
@@ -88,6 +89,13 @@ fn crashed_example_json_has_the_design_fields() {
     );
     assert_eq!(v["kind"], "process");
     assert_eq!(v["pid"], 4243);
+    let events_bin = example("crash.hrr/pid-4243").join("events.bin");
+    let mtime = std::fs::metadata(events_bin).unwrap().modified().unwrap();
+    assert_eq!(
+        v["events_modified"],
+        humantime::format_rfc3339_seconds(mtime).to_string(),
+        "events.bin's modification time, RFC 3339 UTC"
+    );
     assert_eq!(v["state"], "incomplete");
     assert_eq!(v["complete"], false);
     assert_eq!(v["trailer"], serde_json::json!({"present": false}));

@@ -1,4 +1,4 @@
-//! `hrr schema finding|archive-info|preflight|events`: real outputs of `hrr` on the
+//! `hrr schema finding|archive-info|preflight|events|report`: real outputs of `hrr` on the
 //! example archive and a recorded replay log validate against the printed
 //! schemas, and a document with a field of the wrong type does not.
 
@@ -163,9 +163,33 @@ fn every_archive_events_line_matches_the_events_schema() {
 }
 
 #[test]
+fn a_report_of_triaged_findings_matches_the_report_schema() {
+    let sb = Sandbox::new();
+    let v = validator(&sb, "report");
+    let every = sb
+        .hrr()
+        .args(["triage", "--no-replay", "--all", "--format", "json"])
+        .arg(examples())
+        .output()
+        .unwrap();
+    sb.write("night/all.finding.json", &stdout(&every));
+    sb.write("night/junk.finding.json", "{}");
+    let report = output_of(&sb, &["report", "night", "--format", "json"]);
+    assert_eq!(report["findings"], 2, "{report}");
+    assert_eq!(report["skipped"].as_array().map(Vec::len), Some(1));
+    assert_valid(&v, &report, "the report");
+    let mut count = report.clone();
+    count["groups"][0]["count"] = json!("2");
+    assert!(!errors(&v, &count).is_empty(), "a count as a string");
+    let mut label = report;
+    label["groups"][0]["signature"]["labels"] = json!(["CRASHY"]);
+    assert!(!errors(&v, &label).is_empty(), "an unknown label");
+}
+
+#[test]
 fn every_document_is_declared_an_object() {
     let sb = Sandbox::new();
-    for document in ["finding", "archive-info", "preflight", "events"] {
+    for document in ["finding", "archive-info", "preflight", "events", "report"] {
         let out = sb.hrr().args(["schema", document]).output().unwrap();
         let schema: Value = serde_json::from_str(&stdout(&out)).unwrap();
         assert_eq!(

@@ -1,7 +1,8 @@
 //! The markdown `hrr triage` prints for three findings, end to end through
 //! the embedded triage.lua: metadata-only on the committed example capture,
 //! a memory fault and a hang replayed with the test player. Paths,
-//! timestamps and durations are filtered; everything else is reviewed text.
+//! timestamps (events.bin's modification time among them) and durations
+//! are filtered; everything else is reviewed text.
 #![cfg(unix)]
 
 mod common;
@@ -44,6 +45,10 @@ fn settings() -> insta::Settings {
     let mut s = insta::Settings::clone_current();
     s.add_filter(r"\d{8}T\d{6}Z-\d+", "[STAMP]");
     s.add_filter(r"\*\*Duration\*\*: [0-9.]+ s", "**Duration**: [D] s");
+    s.add_filter(
+        r"\| events\.bin modified \| \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \|",
+        "| events.bin modified | [MTIME] |",
+    );
     s
 }
 

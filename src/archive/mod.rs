@@ -17,6 +17,7 @@
 pub mod event_stream;
 pub mod format;
 pub mod memory;
+pub mod modified;
 pub mod report;
 mod resolve;
 pub mod summary;

@@ -110,6 +110,8 @@ pub struct ArchiveFacts {
     pub threads: Option<u64>,
     /// Last minus first timestamp.
     pub duration_ns: Option<u64>,
+    /// When `events.bin` was last written (RFC 3339 UTC).
+    pub events_modified: Option<String>,
     /// Kernels by launches.
     pub kernels: Vec<KernelFacts>,
     /// Blob files.
@@ -155,6 +157,7 @@ impl ArchiveFacts {
             code_objects: self.code_objects.as_ref().map(|b| b.files),
             threads: self.threads,
             processes,
+            events_modified: self.events_modified.clone(),
         }
     }
 

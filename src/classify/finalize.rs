@@ -259,6 +259,7 @@ fn fill_archive(
         code_objects: info.code_objects.or(rd.header.map(|h| h[3])),
         threads: info.threads.or(rd.threads),
         processes: info.root_processes.iter().map(|p| p.0).collect(),
+        events_modified: None,
     };
     h.complete = h.complete.or(from_logs.complete);
     h.trailer = h.trailer.or(from_logs.trailer);

@@ -12,5 +12,6 @@ pub mod playback;
 pub mod preflight;
 pub mod render;
 pub mod replay;
+pub mod report;
 pub mod schema;
 pub mod triage;

@@ -1,4 +1,4 @@
-//! `hrr schema finding|archive-info|preflight|events`: prints the JSON
+//! `hrr schema finding|archive-info|preflight|events|report`: prints the JSON
 //! Schema [`hrr::schema`] derives for one machine-readable output.
 
 use hrr::schema::{schema, Document};

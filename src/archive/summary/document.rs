@@ -151,6 +151,10 @@ pub struct ArchiveSummary {
     pub threads: u64,
     /// Last minus first timestamp.
     pub duration_ns: u64,
+    /// When `events.bin` was last written (RFC 3339 UTC, seconds): the one
+    /// wall-clock date of a capture, whose own clocks are monotonic; null
+    /// where the file system keeps none.
+    pub events_modified: Option<String>,
     /// Calls per API, ascending id.
     pub apis: Vec<ApiCount>,
     /// Kernels by launches descending, then name.

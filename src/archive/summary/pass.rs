@@ -203,6 +203,7 @@ fn summarize_with(
     }
     let manifest_state = manifest::read(&dir);
     let mut s = empty_summary(&dir, &manifest_state);
+    s.events_modified = crate::archive::modified::events_modified(&meta);
 
     let mut file = match fs::File::open(&events_path) {
         Ok(f) => f,
@@ -343,6 +344,7 @@ fn empty_summary(dir: &Path, manifest_state: &ManifestState) -> ArchiveSummary {
         kernel_launches: 0,
         threads: 0,
         duration_ns: 0,
+        events_modified: None,
         apis: Vec::new(),
         kernels: Vec::new(),
         blobs: FileRefs::default(),
