@@ -3,9 +3,10 @@
 Computed here from the archives on disk and the finding files, independently
 of hrr: every process of every listed root has exactly one finding file, named
 <root name>-<hash>-pid-<pid>.finding.json; the array's tasks each took their
-shard and ran on a GPU Slurm granted; the report job started after every task
-ended (afterany); and the report's groups are the crash signatures counted
-here. Prints one line per failed check and exits 1 when any failed.
+shard and ran on a GPU Slurm granted, named by ROCR_VISIBLE_DEVICES alone;
+with --replayed, every process replayed on hrr's GPU 0; the report job
+started after every task ended (afterany); and the report's groups are the
+crash signatures counted here. Prints one line per failed check and exits 1 when any failed.
 """
 
 import argparse
