@@ -255,7 +255,7 @@ pub struct TriageArgs {
     /// Archives: `pid-*` process directories or capture roots. A directory
     /// that is neither is searched for capture roots, 4 levels deep,
     /// symlinks not followed.
-    #[arg(required_unless_present_any = ["print_workflow", "from"])]
+    #[arg(value_name = "ARCHIVE", required_unless_present_any = ["print_workflow", "from"])]
     pub archives: Vec<PathBuf>,
     /// Also triage the archives listed in FILE, one path per line (blank
     /// lines and `#` comments skipped; `-` reads stdin).

@@ -595,8 +595,8 @@ fn config_cases() -> Vec<Case> {
         ),
         fails(
             "config: -c with an unknown key",
-            "unknown key 'replay.gpus'",
-            |_| run(&["-c", "replay.gpus=1", "config", "show"]),
+            "unknown key 'replay.gpux'",
+            |_| run(&["-c", "replay.gpux=1", "config", "show"]),
         ),
         fails("config: --config that does not exist", "nope.toml", |d| {
             run(&["--config", &p(&d.join("nope.toml")), "config", "show"])

@@ -295,7 +295,8 @@ impl GpuHost {
             &bin,
             "hrr-playback",
             &format!(
-                "#!/bin/sh\nstart=$(date +%s%N)\ncase \"$*\" in *--version*|*--info*) ;; *) sleep 0.3 ;; esac\n\"{}\" \"$@\"\nrc=$?\necho \"$start $(date +%s%N) gpu=${{HIP_VISIBLE_DEVICES:-}} $*\" >> \"{}\"\nexit $rc\n",
+                "#!/bin/sh\necho $$ >> \"{}\"\nstart=$(date +%s%N)\ncase \"$*\" in *--version*|*--info*) ;; *) sleep 0.3 ;; esac\n\"{}\" \"$@\"\nrc=$?\necho \"$start $(date +%s%N) gpu=${{HIP_VISIBLE_DEVICES:-}} $*\" >> \"{}\"\nexit $rc\n",
+                sb.path().join("pids").display(),
                 test_player().display(),
                 log.display()
             ),
@@ -303,21 +304,19 @@ impl GpuHost {
         GpuHost { sb, log }
     }
 
-    fn hrr(&self) -> assert_cmd::Command {
-        let mut cmd = self.sb.hrr();
-        cmd.env(
-            "PATH",
-            format!("{}:/usr/bin:/bin", self.sb.path().join("bin").display()),
-        )
-        .args([
-            "-c",
-            &format!("replay.kfd={}", self.sb.path().join("kfd").display()),
-        ])
-        .args([
-            "-c",
-            &format!("rocm.path={}", self.sb.path().join("rocm").display()),
-        ]);
+    /// The sandboxed `hrr` on this host, as a plain command (for tests
+    /// that signal it).
+    fn process(&self) -> std::process::Command {
+        let mut cmd = self.sb.hrr_process();
+        let at = |rel: &str| self.sb.path().join(rel).display().to_string();
+        cmd.env("PATH", format!("{}:/usr/bin:/bin", at("bin")))
+            .args(["-c", &format!("replay.kfd={}", at("kfd"))])
+            .args(["-c", &format!("rocm.path={}", at("rocm"))]);
         cmd
+    }
+
+    fn hrr(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.process())
     }
 
     /// (start, end, HIP_VISIBLE_DEVICES, args) of each logged player run.
@@ -422,4 +421,67 @@ fn the_player_is_located_once_for_every_worker() {
         "the player was located once: {:?}",
         host.runs()
     );
+}
+
+/// Live (not zombie) processes of the process group `pgid`.
+fn group_alive(pgid: i32) -> Vec<i32> {
+    common::processes()
+        .into_iter()
+        .filter(|&(_, _, g, state)| g == pgid && state != 'Z')
+        .map(|(p, ..)| p)
+        .collect()
+}
+
+#[test]
+fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    use std::time::{Duration, Instant};
+    for signal in [Signal::SIGINT, Signal::SIGKILL] {
+        let host = GpuHost::new();
+        for i in 0..2 {
+            capture_root(&host.sb.path().join(format!("n/run{i}/capture.hrr")));
+        }
+        let mut cmd = host.process();
+        cmd.env("HRR_TEST_SCENARIO", "hang")
+            .args(["triage", "n", "--gpus", "0,1", "--yes", "--timeout", "5m"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut hrr = common::default_signals(&mut cmd).spawn().unwrap();
+        // Both replays started: the located player's --version, then two more.
+        let pids = host.sb.path().join("pids");
+        let until = Instant::now() + Duration::from_secs(60);
+        let started = loop {
+            let text = std::fs::read_to_string(&pids).unwrap_or_default();
+            let list: Vec<i32> = text.lines().filter_map(|l| l.parse().ok()).collect();
+            if list.len() >= 3 {
+                break list[1..].to_vec();
+            }
+            assert!(
+                Instant::now() < until,
+                "the replays did not start: {list:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        std::thread::sleep(Duration::from_millis(300));
+        for &g in &started {
+            assert!(
+                !group_alive(g).is_empty(),
+                "replay {g} is hanging before the kill"
+            );
+        }
+        kill(Pid::from_raw(hrr.id() as i32), signal).unwrap();
+        hrr.wait().unwrap();
+        let until = Instant::now() + Duration::from_secs(10);
+        let mut left: Vec<i32> = started.iter().flat_map(|&g| group_alive(g)).collect();
+        while !left.is_empty() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+            left = started.iter().flat_map(|&g| group_alive(g)).collect();
+        }
+        assert_eq!(
+            left,
+            Vec::<i32>::new(),
+            "after {signal}, these outlived hrr"
+        );
+    }
 }

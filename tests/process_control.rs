@@ -111,27 +111,10 @@ fn wait_for_file(path: &Path, limit: Duration) -> String {
     panic!("{} did not appear", path.display());
 }
 
-/// `(pid, ppid, pgid, state)` of every process, from /proc.
-fn processes() -> Vec<(i32, i32, i32, char)> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| {
-            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-            let mut f = stat.rsplit_once(')')?.1.split_whitespace();
-            let state = f.next()?.chars().next()?;
-            let ppid = f.next()?.parse().ok()?;
-            let pgid = f.next()?.parse().ok()?;
-            Some((pid, ppid, pgid, state))
-        })
-        .collect()
-}
-
 /// Live (not zombie) processes of the process group `pgid`, and `pid` when
 /// it is alive.
 fn survivors(pgid: i32, pid: i32) -> Vec<i32> {
-    processes()
+    common::processes()
         .into_iter()
         .filter(|&(p, _, g, state)| (g == pgid || p == pid) && state != 'Z')
         .map(|(p, ..)| p)
@@ -286,7 +269,7 @@ fn hostile_pids(path: &Path) -> Vec<i32> {
 
 /// Those of `pids` still alive (not gone, not a zombie).
 fn alive(pids: &[i32]) -> Vec<i32> {
-    let table = processes();
+    let table = common::processes();
     pids.iter()
         .copied()
         .filter(|p| table.iter().any(|&(q, .., state)| q == *p && state != 'Z'))

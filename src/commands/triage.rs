@@ -204,16 +204,8 @@ fn slots_total(total: usize, shard: Option<Shard>) -> usize {
 /// `--gpus` / `replay.gpus`: comma-separated GPU indices, each visible
 /// under the device masks hrr was given, none twice.
 fn gpu_list(text: &str, origin: &str) -> anyhow::Result<Vec<u32>> {
-    let mut list = Vec::new();
-    for entry in text.split(',').map(str::trim) {
-        let gpu: u32 = entry.parse().map_err(|_| {
-            anyhow!("{origin} takes GPU indices separated by commas (e.g. 0,1,2,3), not '{text}'")
-        })?;
-        if list.contains(&gpu) {
-            bail!("{origin} names GPU {gpu} twice ('{text}'); give each GPU once");
-        }
-        list.push(gpu);
-    }
+    let list =
+        hrr::config::schema::parse_gpu_list(text).with_context(|| format!("{origin} {text}"))?;
     let masks = hrr::replay::visible::DeviceMasks::from_env();
     if let Some(visible) = hrr::replay::visible::visible(&masks, None) {
         for &gpu in &list {

@@ -23,6 +23,9 @@ pub enum Kind {
     Gpu,
     /// An array of strings.
     StrList,
+    /// GPU indices: `"0,1,2,3"`, an array of integers, or one integer;
+    /// kept as the comma-separated string.
+    GpuList,
     /// One of a fixed set of strings.
     Choice(&'static [&'static str]),
     /// `"auto"`, `true` or `false`.
@@ -75,7 +78,7 @@ pub const KEYS: &[KeySpec] = &[
     ),
     key("replay.extra_args", Kind::StrList, &[]),
     key("replay.kfd", Kind::Str, &[]),
-    key("replay.gpus", Kind::Str, &[]),
+    key("replay.gpus", Kind::GpuList, &[]),
     key("docker.image", Kind::Str, &["HRR_DOCKER_IMAGE"]),
     key("docker.mount_clr", Kind::Bool, &["HRR_DOCKER_MOUNT_CLR"]),
     key("docker.clr_build", Kind::Str, &["CLR_BUILD"]),
@@ -152,6 +155,24 @@ pub fn check(kind: Kind, value: toml::Value) -> anyhow::Result<toml::Value> {
                 .map(i64::from)
                 .with_context(|| format!("expected \"auto\" or a GPU ordinal, found \"{s}\""))?,
         ),
+        (Kind::GpuList, V::Integer(i)) if i >= 0 => V::String(i.to_string()),
+        (Kind::GpuList, V::String(s)) => V::String(join_gpus(&parse_gpu_list(&s)?)),
+        (Kind::GpuList, V::Array(items)) => {
+            let gpus = items
+                .iter()
+                .map(|v| match v {
+                    V::Integer(i) => u32::try_from(*i).ok(),
+                    _ => None,
+                })
+                .collect::<Option<Vec<u32>>>()
+                .with_context(|| {
+                    format!(
+                        "expected GPU indices, found {}",
+                        show(&V::Array(items.clone()))
+                    )
+                })?;
+            V::String(join_gpus(&parse_gpu_list(&join_gpus(&gpus))?))
+        }
         (Kind::StrList, V::Array(items)) if items.iter().all(toml::Value::is_str) => {
             V::Array(items)
         }
@@ -179,9 +200,35 @@ pub fn describe(kind: Kind) -> String {
         Kind::Size => "a size such as 536870912 or \"512MiB\"".into(),
         Kind::Gpu => "\"auto\" or a GPU ordinal".into(),
         Kind::StrList => "an array of strings".into(),
+        Kind::GpuList => "GPU indices such as \"0,1,2,3\" or [0, 1, 2, 3]".into(),
         Kind::Choice(set) => format!("one of {}", set.join(", ")),
         Kind::AutoBool => "\"auto\", true or false".into(),
     }
+}
+
+/// Parses GPU indices separated by commas (`"0,1,2,3"`; `replay.gpus`,
+/// `--gpus`), each given once.
+pub fn parse_gpu_list(s: &str) -> anyhow::Result<Vec<u32>> {
+    let mut list = Vec::new();
+    for entry in s.split(',').map(str::trim) {
+        let gpu: u32 = entry.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "expected GPU indices separated by commas (e.g. 0,1,2,3), found \"{s}\""
+            )
+        })?;
+        if list.contains(&gpu) {
+            bail!("GPU {gpu} is named twice in \"{s}\"; give each GPU once");
+        }
+        list.push(gpu);
+    }
+    Ok(list)
+}
+
+fn join_gpus(gpus: &[u32]) -> String {
+    gpus.iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn parse_bool(s: &str) -> anyhow::Result<bool> {
@@ -285,6 +332,23 @@ mod tests {
         assert_eq!(g, toml::Value::Integer(3));
         assert!(check(Kind::Gpu, toml::Value::String("first".into())).is_err());
         assert!(check(Kind::Choice(&["a"]), toml::Value::String("b".into())).is_err());
+    }
+
+    #[test]
+    fn gpu_lists_take_a_string_an_array_or_one_index() {
+        let gpus = |v: toml::Value| check(Kind::GpuList, v).map(|v| v.to_string());
+        assert_eq!(
+            gpus(toml::Value::String(" 0, 2,3".into())).unwrap(),
+            "\"0,2,3\""
+        );
+        assert_eq!(gpus(toml::Value::Integer(1)).unwrap(), "\"1\"");
+        let array = toml::Value::Array(vec![toml::Value::Integer(3), toml::Value::Integer(1)]);
+        assert_eq!(gpus(array).unwrap(), "\"3,1\"");
+        for bad in ["0,x", "1,1", ""] {
+            assert!(gpus(toml::Value::String(bad.into())).is_err(), "{bad}");
+        }
+        let negative = toml::Value::Array(vec![toml::Value::Integer(-1)]);
+        assert!(gpus(negative).is_err());
     }
 
     #[test]

@@ -76,6 +76,24 @@ pub fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     p
 }
 
+#[cfg(unix)]
+/// `(pid, ppid, pgid, state)` of every process, from /proc.
+pub fn processes() -> Vec<(i32, i32, i32, char)> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let mut f = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = f.next()?.chars().next()?;
+            let ppid = f.next()?.parse().ok()?;
+            let pgid = f.next()?.parse().ok()?;
+            Some((pid, ppid, pgid, state))
+        })
+        .collect()
+}
+
 /// stdout of a finished command as text.
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
