@@ -140,8 +140,8 @@ pub enum Builtin {
     /// Print the JSON Schema of a machine-readable output.
     Schema {
         /// The document: a finding (`triage`/`classify`/`render --format json`),
-        /// `archive info --json`, `preflight --json`, or one line of
-        /// `archive events --json`.
+        /// `archive info --json`, `preflight --json`, one line of
+        /// `archive events --json`, or `report --format json`.
         #[arg(value_enum)]
         document: Document,
     },

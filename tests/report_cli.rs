@@ -344,6 +344,25 @@ fn no_finding_at_all_is_one_error_and_nothing_written() {
     );
 }
 
+#[test]
+fn json_lines_on_stdin_are_read_as_a_dash() {
+    let sb = Sandbox::new();
+    let lines = [
+        finding("/c/pid-1", "HANG", "hang", None).to_string(),
+        finding("/c/pid-2", "HANG", "hang", None).to_string(),
+    ];
+    let out = sb
+        .hrr()
+        .args(["report", "-", "--format", "json"])
+        .write_stdin(lines.join("\n"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(r["groups"][0]["count"], 2);
+    assert_eq!(r["files"], 1);
+}
+
 fn set_mtime(path: &Path, at: SystemTime) {
     std::fs::File::options()
         .write(true)

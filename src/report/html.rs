@@ -75,10 +75,10 @@ pub fn html(report: &Report) -> String {
                     h1 { "HRR report" }
                     p.totals { (totals(report)) }
                     h2 { "Outcomes" }
-                    div.chart role="list" {
+                    div.chart {
                         @for o in &report.outcomes {
                             @let word = outcome_word(o.outcome);
-                            span.bar-label role="listitem" { (word) }
+                            span.bar-label { (word) }
                             span.bar-track {
                                 span class={ "bar " (word) }
                                     style={ "width: " (share(o.count, most)) "%" }

@@ -5,8 +5,8 @@
 //! them (`hrr triage --all --format json`), or one per line (JSON Lines, as
 //! `--format jsonl` streams them). A directory is searched for
 //! `*.finding.json` and `*.jsonl` files, [`MAX_DEPTH`] levels down, without
-//! following symlinks. A file that holds no finding is skipped and said so;
-//! a path that cannot be opened at all is an error.
+//! following symlinks; `-` is stdin. A file that holds no finding is
+//! skipped and said so; a named path that cannot be opened is an error.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -33,8 +33,8 @@ pub const MAX_DEPTH: usize = 8;
 /// The most directory entries examined while searching.
 pub const MAX_ENTRIES: usize = 1_000_000;
 
-/// A file that was read but held no finding, or a line of one that was not
-/// a finding.
+/// A file that was read but held no finding, a line of one that was not a
+/// finding, or a directory below a named one that could not be listed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Skipped {
     /// The file, as found.
@@ -59,10 +59,15 @@ pub struct Loaded {
 /// never silently leaves findings out.
 pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
     let mut files = Vec::new();
+    let mut loaded = Loaded::default();
     for path in paths {
+        if path == Path::new("-") {
+            files.push(path.clone());
+            continue;
+        }
         let meta = fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         if meta.is_dir() {
-            search(path, &mut files)?;
+            search(path, &mut files, &mut loaded.skipped)?;
         } else {
             files.push(path.clone());
         }
@@ -73,7 +78,6 @@ pub fn load(paths: &[PathBuf]) -> anyhow::Result<Loaded> {
             );
         }
     }
-    let mut loaded = Loaded::default();
     for file in &files {
         loaded.files += 1;
         read_file(file, &mut loaded);
@@ -93,15 +97,26 @@ fn is_finding_file(name: &str) -> bool {
 }
 
 /// The finding files under `dir`, byte-sorted level by level, appended to
-/// `out`. Symlinks are neither followed nor read.
-fn search(dir: &Path, out: &mut Vec<PathBuf>) -> anyhow::Result<()> {
+/// `out`. Symlinks are neither followed nor read; a subdirectory that
+/// cannot be listed is recorded in `skipped`.
+fn search(dir: &Path, out: &mut Vec<PathBuf>, skipped: &mut Vec<Skipped>) -> anyhow::Result<()> {
     let mut pending = vec![(dir.to_path_buf(), 0usize)];
     let mut examined = 0usize;
     while let Some((at, depth)) = pending.pop() {
-        let mut entries: Vec<fs::DirEntry> = fs::read_dir(&at)
-            .with_context(|| format!("cannot list {}", at.display()))?
-            .filter_map(Result::ok)
-            .collect();
+        let listing = match fs::read_dir(&at) {
+            Ok(listing) => listing,
+            Err(e) if depth == 0 => {
+                return Err(e).with_context(|| format!("cannot list {}", at.display()))
+            }
+            Err(e) => {
+                skipped.push(Skipped {
+                    path: at.display().to_string(),
+                    reason: format!("cannot list it: {e}"),
+                });
+                continue;
+            }
+        };
+        let mut entries: Vec<fs::DirEntry> = listing.filter_map(Result::ok).collect();
         examined += entries.len();
         if examined > MAX_ENTRIES {
             bail!(
@@ -294,6 +309,31 @@ mod tests {
         let loaded = load(&[dir.path().to_path_buf()]).unwrap();
         let archives: Vec<_> = loaded.findings.iter().map(|f| f.archive.clone()).collect();
         assert_eq!(archives, [Some("/x".to_string())]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_unlistable_subdirectory_is_skipped_and_said_so() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let locked = dir.path().join("locked");
+        fs::create_dir(&locked).unwrap();
+        fs::write(dir.path().join("a.finding.json"), finding("/a")).unwrap();
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+        // root lists it all the same: then there is nothing to skip
+        let listable = fs::read_dir(&locked).is_ok();
+        let loaded = load(&[dir.path().to_path_buf()]);
+        fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
+        let loaded = loaded.unwrap();
+        assert_eq!(loaded.findings.len(), 1);
+        let reasons: Vec<&str> = loaded.skipped.iter().map(|s| s.reason.as_str()).collect();
+        match listable {
+            true => assert!(reasons.is_empty(), "{reasons:?}"),
+            false => assert!(
+                reasons == ["cannot list it: Permission denied (os error 13)"],
+                "{reasons:?}"
+            ),
+        }
     }
 
     #[test]

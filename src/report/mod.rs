@@ -48,7 +48,7 @@ pub fn render(report: &Report, format: ReportFormat) -> anyhow::Result<String> {
 }
 
 /// The totals line every format but JSON opens with: `12 findings from 9
-/// files in 4 groups; 1 skipped`.
+/// files in 4 groups; 1 skipped` (each skipped file is named on stderr).
 fn totals(report: &Report) -> String {
     let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     let mut line = format!(
@@ -58,10 +58,7 @@ fn totals(report: &Report) -> String {
         plural(report.groups.len() as u64, "group")
     );
     if !report.skipped.is_empty() {
-        line.push_str(&format!(
-            "; {} skipped (not a finding)",
-            report.skipped.len()
-        ));
+        line.push_str(&format!("; {} skipped", report.skipped.len()));
     }
     line
 }
