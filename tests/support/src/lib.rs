@@ -8,6 +8,7 @@
 //!   objects, manifests with `metadata`, root manifests);
 //! - [`regions`]: region sidecar streams (`regions/*.hrrr`);
 //! - [`synth`]: the `examples/` capture root and the large benchmark stream;
+//! - [`fleet`]: many capture roots of mixed shapes, for the fleet recipes;
 //! - [`bench`]: building the release `hrr` and timing it, for the
 //!   `hrr-bench-*` binaries;
 //! - `player`: the test player standing in for `hrr-playback` (Unix and
@@ -20,6 +21,7 @@ pub mod alloc;
 pub mod archive;
 pub mod bench;
 pub mod events;
+pub mod fleet;
 pub mod regions;
 pub mod synth;
 

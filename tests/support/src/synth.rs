@@ -14,7 +14,8 @@ pub const CRASH_KERNEL: &str = "crash_oob";
 /// Kernel of the clean sibling: the kernel of the reference `--info` example.
 pub const CLEAN_KERNEL: &str = "vector_add";
 
-fn code_object_bytes(kernel: &str) -> Vec<u8> {
+/// A code object's bytes naming `kernel` (an ELF magic, then text).
+pub(crate) fn code_object_bytes(kernel: &str) -> Vec<u8> {
     let mut b = b"\x7fELF".to_vec();
     b.extend(
         format!(" synthetic code object holding {kernel} (hrr example; not a loadable ELF)")
@@ -34,15 +35,20 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 /// `complete: false`, metadata for one gfx942 device. Mirrors the shape of
 /// the recorded `info_crash.txt` (5 events, 1 kernel, 1 thread).
 pub fn crashed_process() -> ProcessArchive {
+    crashed_process_in(CRASH_KERNEL)
+}
+
+/// The crashed example process with `kernel` as the kernel it died in.
+pub fn crashed_process_in(kernel: &str) -> ProcessArchive {
     let mut p = ProcessArchive::new(4243, EventsFile::v7());
     p.parent_pid = 4242;
     p.events.thread = 4243;
     p.events.clock = 5_210_000_000;
     p.events.tick = 150_000;
-    let co = p.add_code_object(&code_object_bytes(CRASH_KERNEL));
+    let co = p.add_code_object(&code_object_bytes(kernel));
     let input = p.add_blob(&pattern(256, 7));
     let buf = 0x7f91_da00_0000;
-    let mut launch = Launch::new(CRASH_KERNEL, [64, 1, 1], [64, 1, 1]);
+    let mut launch = Launch::new(kernel, [64, 1, 1], [64, 1, 1]);
     launch.code_object = co;
     launch.args = vec![Arg::Pointer(buf), Arg::Value(64u32.to_le_bytes().to_vec())];
     p.events

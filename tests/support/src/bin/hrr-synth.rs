@@ -4,15 +4,22 @@
 //! ```text
 //! cargo run -p hrr-testkit --bin hrr-synth -- examples <dir>
 //! cargo run -p hrr-testkit --bin hrr-synth -- big <dir> [--gib N]
+//! cargo run -p hrr-testkit --bin hrr-synth -- fleet <dir> [--count N]
 //! ```
+//!
+//! `fleet` writes N (default 12) capture roots of mixed shapes and prints
+//! their paths, one a line: the list a fleet triage reads with `--from`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use hrr_testkit::fleet::write_fleet;
 use hrr_testkit::synth::{write_big, write_examples};
 
 fn usage() -> ExitCode {
-    eprintln!("usage: hrr-synth examples <dir> | hrr-synth big <dir> [--gib N]");
+    eprintln!(
+        "usage: hrr-synth examples <dir> | hrr-synth big <dir> [--gib N] | hrr-synth fleet <dir> [--count N]"
+    );
     ExitCode::from(2)
 }
 
@@ -54,6 +61,29 @@ fn main() -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("error: cannot write {}: {e}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some("fleet") if args.len() == 2 || args.len() == 4 => {
+            let count: usize = match args.get(2).map(String::as_str) {
+                None => 12,
+                Some("--count") => match args[3].parse() {
+                    Ok(n) if n > 0 => n,
+                    _ => return usage(),
+                },
+                Some(_) => return usage(),
+            };
+            let dir = PathBuf::from(&args[1]);
+            match write_fleet(&dir, count) {
+                Ok(roots) => {
+                    for root in roots {
+                        println!("{}", root.display());
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: cannot write the fleet under {}: {e}", dir.display());
                     ExitCode::FAILURE
                 }
             }
