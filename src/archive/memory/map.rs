@@ -153,11 +153,16 @@ pub enum Hit {
 }
 
 /// Entries of the pointer cache (a power of two).
-const CACHE: usize = 4096;
+const CACHE: usize = 8192;
+/// Address bits below the pointer cache's granule: the pointers into one
+/// 4 KiB page (a buffer's base and the offsets past it that kernels are
+/// passed) share an entry.
+const PAGE_BITS: u32 = 12;
 
+/// The live range a pointer into `page` was last found in.
 #[derive(Clone, Copy, Default)]
 struct CacheEntry {
-    address: u64,
+    page: u64,
     slot: u32,
     gen: u32,
 }
@@ -303,31 +308,26 @@ impl AllocationMap {
         }
         let end = base.saturating_add(size);
         let layer = source.layer();
-        // A live range of the layer under the new one lost its free.
-        let under: Vec<u64> = self.live[layer]
-            .range(..end)
-            .rev()
-            .take_while(|(_, &s)| self.slots[s as usize].range.end() > base)
-            .map(|(&b, _)| b)
-            .collect();
-        for b in under {
-            if let Some(s) = self.live[layer].remove(&b) {
-                self.kill(s);
-                self.totals.superseded += 1;
+        // A live range of the layer under the new one lost its free. Ranges
+        // of a layer never overlap, so those under it are the last ones
+        // starting before its end, back to the first that ends before it.
+        while let Some((&b, &s)) = self.live[layer].range(..end).next_back() {
+            if self.slots[s as usize].range.end() <= base {
+                break;
             }
+            self.live[layer].remove(&b);
+            self.kill(s);
+            self.totals.superseded += 1;
         }
         // Freed ranges under it are reallocated: no longer freed. An API
         // allocation reallocates memory of every layer; a region record
         // only its own layer's.
         let layers = if layer == 0 { 0..3 } else { layer..layer + 1 };
         for l in layers {
-            let over: Vec<u64> = self.freed[l]
-                .range(..end)
-                .rev()
-                .take_while(|(_, r)| r.end() > base)
-                .map(|(&b, _)| b)
-                .collect();
-            for b in over {
+            while let Some((&b, r)) = self.freed[l].range(..end).next_back() {
+                if r.end() <= base {
+                    break;
+                }
                 self.freed[l].remove(&b);
             }
         }
@@ -465,21 +465,30 @@ impl AllocationMap {
     }
 
     /// Whether `a` is in a live range: the pointer cache first (a pointer
-    /// passed again while its range lives), then the index.
+    /// into a page whose range was found before and still lives), then the
+    /// index. A cached range is trusted only when no live range of a more
+    /// specific layer exists that could hold `a` instead.
     #[inline]
     fn live_hit(&mut self, a: u64) -> Option<Range> {
-        let h = (a ^ (a >> 12) ^ (a >> 24)) as usize % CACHE;
+        let page = a >> PAGE_BITS;
+        let h = (page ^ (page >> 13) ^ (page >> 26)) as usize % CACHE;
         let e = self.cache[h];
-        if e.address == a {
+        if e.page == page {
             if let Some(slot) = self.slots.get(e.slot as usize) {
-                if slot.live && slot.gen == e.gen {
-                    return Some(slot.range);
+                let r = &slot.range;
+                let layer = r.source.layer();
+                if slot.live
+                    && slot.gen == e.gen
+                    && r.contains(a)
+                    && self.live[layer + 1..].iter().all(BTreeMap::is_empty)
+                {
+                    return Some(*r);
                 }
             }
         }
         if let Some((s, r)) = (0..3).rev().find_map(|l| self.live_in(l, a)) {
             self.cache[h] = CacheEntry {
-                address: a,
+                page,
                 slot: s,
                 gen: self.slots[s as usize].gen,
             };

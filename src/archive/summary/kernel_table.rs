@@ -120,6 +120,21 @@ impl KernelTable {
         code_object: BlobHash,
         co_offset: u64,
     ) -> bool {
+        self.add_entry(name, fp, launches, code_object, co_offset).0
+    }
+
+    /// [`KernelTable::add`], and the kernel's entry: a small number that
+    /// stands for the name for the rest of the pass (`None`: untracked,
+    /// past the caps).
+    #[inline]
+    pub(in crate::archive) fn add_entry(
+        &mut self,
+        name: &[u8],
+        fp: u64,
+        launches: u64,
+        code_object: BlobHash,
+        co_offset: u64,
+    ) -> (bool, Option<u32>) {
         let slot = (fp >> 54) as usize % CACHE_SLOTS;
         let cached = self.cache[slot];
         let entry = match self.entries.get(cached.entry as usize) {
@@ -128,7 +143,7 @@ impl KernelTable {
         };
         let Some(entry) = entry else {
             self.untracked += launches;
-            return true;
+            return (true, None);
         };
         let k = &mut self.entries[entry as usize];
         k.launches += launches;
@@ -138,7 +153,7 @@ impl KernelTable {
         }
         let changed = k.launches == launches || k.last_code_object != code_object;
         k.last_code_object = code_object;
-        changed
+        (changed, Some(entry))
     }
 
     /// The entry of `name` from the hash table, inserted if new and under
