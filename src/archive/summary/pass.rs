@@ -130,6 +130,7 @@ fn decode_share<C: Cutter>(
 ) -> io::Result<Tally> {
     let mut tally = Tally::new(table, memory.is_some());
     let mut piece = C::Piece::default();
+    let _abandon = AbandonOnPanic(memory);
     loop {
         piece.release();
         // A block of its own, so the lock is let go before decoding.
@@ -145,6 +146,18 @@ fn decode_share<C: Cutter>(
         tally.records(piece.records());
         if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
             map.submit(number, ops);
+        }
+    }
+}
+
+/// Lets the other decoders of the allocation map go on when a decoder
+/// panics, so none waits for the piece it held.
+struct AbandonOnPanic<'a>(Option<&'a OrderedMap>);
+
+impl Drop for AbandonOnPanic<'_> {
+    fn drop(&mut self) {
+        if let (Some(map), true) = (self.0, thread::panicking()) {
+            map.abandon();
         }
     }
 }
