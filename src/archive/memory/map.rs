@@ -477,25 +477,30 @@ impl AllocationMap {
         (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
     }
 
+    /// The most specific layer holding a live range (0 when none does).
+    fn top_layer(&self) -> usize {
+        (1..3).rev().find(|&l| !self.live[l].is_empty()).unwrap_or(0)
+    }
+
     /// Whether the pointer cache says `a` is in a live range: the range
     /// found for its page before holds it, still lives (its slot's
     /// generation is unchanged; a slot's generation changes when it dies),
-    /// and no live range of a more specific layer exists that could hold
-    /// `a` instead.
+    /// and is of layer `top` (the [`Self::top_layer`]) or above, so no
+    /// live range of a more specific layer could hold `a` instead.
     #[inline]
-    fn cached_live(&self, a: u64) -> Option<u32> {
+    fn cached_live(&self, a: u64, top: usize) -> Option<u32> {
         let e = &self.cache[Self::cache_slot(a)];
         let hit = a >= e.base
             && a < e.end
-            && self.gens.get(e.slot as usize) == Some(&e.gen)
-            && self.live[e.layer + 1..].iter().all(BTreeMap::is_empty);
+            && e.layer >= top
+            && self.gens.get(e.slot as usize) == Some(&e.gen);
         hit.then_some(e.slot)
     }
 
     /// The live range holding `a`: the pointer cache first, then the index.
     #[inline]
     fn live_hit(&mut self, a: u64) -> Option<Range> {
-        if let Some(s) = self.cached_live(a) {
+        if let Some(s) = self.cached_live(a, self.top_layer()) {
             return Some(self.slots[s as usize]);
         }
         let (s, r) = (0..3).rev().find_map(|l| self.live_in(l, a))?;
@@ -512,9 +517,10 @@ impl AllocationMap {
     /// Checks each pointer of a launch against the map.
     fn audit(&mut self, seq: u64, name: &[u8], ptrs: &[Pointer], watch: &mut Option<&mut Watch>) {
         let mut stale = false;
+        let top = self.top_layer();
+        self.totals.pointer_args += ptrs.len() as u64;
         for p in ptrs {
-            self.totals.pointer_args += 1;
-            if watch.is_none() && self.cached_live(p.address).is_some() {
+            if watch.is_none() && self.cached_live(p.address, top).is_some() {
                 continue;
             }
             let hit = match self.live_hit(p.address) {
