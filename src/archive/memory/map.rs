@@ -479,7 +479,10 @@ impl AllocationMap {
 
     /// The most specific layer holding a live range (0 when none does).
     fn top_layer(&self) -> usize {
-        (1..3).rev().find(|&l| !self.live[l].is_empty()).unwrap_or(0)
+        (1..3)
+            .rev()
+            .find(|&l| !self.live[l].is_empty())
+            .unwrap_or(0)
     }
 
     /// Whether the pointer cache says `a` is in a live range: the range
