@@ -284,3 +284,25 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
     }
     Ok(stats)
 }
+
+/// Writes a process archive `dir/pid-<pid>/` that ends with `ranges`
+/// allocations live: `ranges` hipMallocs of 4 KiB at distinct addresses,
+/// each followed by a launch passing a pointer into it and one into the
+/// allocation made half the list earlier, then a trailer. What the
+/// allocation map holds at its largest, for measuring its memory.
+pub fn write_live(dir: &Path, pid: u64, ranges: u64) -> io::Result<PathBuf> {
+    let mut p = ProcessArchive::new(pid, EventsFile::v7());
+    p.manifest = Manifest::Complete;
+    let base = |i: u64| 0x7e00_0000_0000 + i * 0x2000;
+    for i in 0..ranges {
+        p.events.malloc(base(i), 4096);
+        let mut l = Launch::new("hrr_live_kernel", [64, 1, 1], [64, 1, 1]);
+        l.args = vec![
+            Arg::Pointer(base(i) + 0x10),
+            Arg::Pointer(base(i / 2) + 0x20),
+        ];
+        p.events.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l);
+    }
+    p.events.trailer();
+    p.write(dir)
+}
