@@ -9,10 +9,13 @@
 //! was not recorded) ends that range, which is counted, not called freed.
 //! An allocation over a freed range reallocates it: it is no longer freed.
 //!
-//! Bounded: at most [`MAX_LIVE`] live ranges (about 100 bytes each with
-//! their index) and [`MAX_FREED`] freed ones are kept; past either cap the
-//! newest allocations (or the oldest freed ranges) are left out and the
-//! summary says so.
+//! Bounded: at most [`MAX_LIVE`] live ranges and [`MAX_FREED`] freed ones
+//! are kept; past either cap the newest allocations (or the oldest freed
+//! ranges) are left out and the summary's notes say so. A live range costs
+//! its [`Range`] (80 bytes) in a slab that grows by doubling, its index
+//! entry and its generation: about 150–190 bytes of resident memory as
+//! measured (`hrr-bench-archive`: 100 k live ranges, peak RSS 36 MiB
+//! against 17–22 MiB without the map).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -790,9 +793,9 @@ mod tests {
         }
     }
 
-    /// What a live range costs: its slab slot and its index entry (a
-    /// 12-byte key and slot in a B-tree node, about twice that with the
-    /// node's slack), the figure the README states.
+    /// What a live range holds in the slab stays small: its record, its
+    /// generation and its index entry (a 12-byte key and slot in a B-tree
+    /// node, about twice that with the node's slack).
     #[test]
     fn a_live_range_costs_about_a_hundred_and_twenty_bytes() {
         let per_range = std::mem::size_of::<Range>() + 4 + 24;
