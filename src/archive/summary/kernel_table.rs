@@ -108,26 +108,13 @@ impl KernelTable {
     /// (u64::MAX: none). `fp` is not checked against `name`: under a mapped
     /// window another program can change the bytes between the two reads
     /// (`mapped.rs`), which may only misfile that launch.
-    /// True when `code_object` differs from the one of the kernel's
+    /// Gives whether `code_object` differs from the one of the kernel's
     /// previous launch (or the kernel is new or untracked): only then can it
-    /// be a code object the caller has not referenced yet.
+    /// be a code object the caller has not referenced yet; and the kernel's
+    /// entry, a small number that stands for the name for the rest of the
+    /// pass (`None`: untracked, past the caps).
     #[inline]
     pub(in crate::archive) fn add(
-        &mut self,
-        name: &[u8],
-        fp: u64,
-        launches: u64,
-        code_object: BlobHash,
-        co_offset: u64,
-    ) -> bool {
-        self.add_entry(name, fp, launches, code_object, co_offset).0
-    }
-
-    /// [`KernelTable::add`], and the kernel's entry: a small number that
-    /// stands for the name for the rest of the pass (`None`: untracked,
-    /// past the caps).
-    #[inline]
-    pub(in crate::archive) fn add_entry(
         &mut self,
         name: &[u8],
         fp: u64,
@@ -243,7 +230,7 @@ mod tests {
         let mut t = KernelTable::new();
         let seen: Vec<bool> = [(b"a", 1), (b"a", 1), (b"b", 1), (b"a", 2), (b"a", 1)]
             .iter()
-            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0))
+            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0).0)
             .collect();
         assert_eq!(seen, vec![true, false, true, true, true]);
     }

@@ -148,7 +148,7 @@ impl Tally {
         } else {
             offset
         };
-        let (changed, entry) = self.kernels.add_entry(name, fp, 1, code_object, co_offset);
+        let (changed, entry) = self.kernels.add(name, fp, 1, code_object, co_offset);
         if changed {
             self.reference(false, code_object);
         }
