@@ -242,20 +242,40 @@ pub struct Args<'a> {
 
 impl<'a> Iterator for Args<'a> {
     type Item = Arg<'a>;
+    /// Plain bounds-checked slicing, no error values: the entries were
+    /// validated, and the allocation map walks every launch's entries
+    /// again. An entry that does not fit ends the iteration.
+    #[inline]
     fn next(&mut self) -> Option<Arg<'a>> {
         if self.left == 0 {
             return None;
         }
-        self.left -= 1;
-        let kind = self.c.take(1, "").ok()?[0];
-        let size = self.c.u16("").ok()?;
-        let bytes = self.c.take(usize::from(size), "").ok()?;
-        let pointer_offsets = if kind == 3 {
-            let n = self.c.u16("").ok()?;
-            self.c.take(usize::from(n) * 2, "").ok()?
+        let entry = self.entry();
+        self.left = if entry.is_some() { self.left - 1 } else { 0 };
+        entry
+    }
+}
+
+impl<'a> Args<'a> {
+    /// The entry at the cursor, which moves past it; `None` when it does
+    /// not fit.
+    #[inline]
+    fn entry(&mut self) -> Option<Arg<'a>> {
+        let b = self.c.b;
+        let pos = self.c.pos;
+        let &[kind, lo, hi] = b.get(pos..)?.first_chunk::<3>()?;
+        let start = pos + 3;
+        let end = start + usize::from(u16::from_le_bytes([lo, hi]));
+        let bytes = b.get(start..end)?;
+        let (pointer_offsets, next) = if kind == 3 {
+            let &[lo, hi] = b.get(end..)?.first_chunk::<2>()?;
+            let list = end + 2;
+            let list_end = list + 2 * usize::from(u16::from_le_bytes([lo, hi]));
+            (b.get(list..list_end)?, list_end)
         } else {
-            &[]
+            (&[][..], end)
         };
+        self.c.pos = next;
         Some(Arg {
             kind: ArgKind::from_byte(kind),
             bytes,

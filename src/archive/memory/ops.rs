@@ -51,8 +51,15 @@ pub struct PieceOps {
     pub ptrs: Vec<Pointer>,
     /// Kernel names of this piece's launches, each once.
     pub names: Vec<Box<[u8]>>,
-    /// Name index by fingerprint; checked against the bytes, so a
-    /// fingerprint collision only adds a name.
+    /// Name index by the kernel's entry in the decoder's kernel table
+    /// (`u32::MAX`: not in this piece yet), so a launch's name is found
+    /// with no second hash or compare.
+    by_entry: Vec<u32>,
+    /// The entries set in `by_entry`, to reset them for the next piece.
+    entries: Vec<u32>,
+    /// Name index of untracked kernels (past the kernel table's caps) by
+    /// fingerprint; checked against the bytes, so a fingerprint collision
+    /// only adds a name.
     by_fp: FxHashMap<u64, u32>,
 }
 
@@ -102,6 +109,9 @@ impl PieceOps {
         self.events.clear();
         self.ptrs.clear();
         self.names.clear();
+        for e in self.entries.drain(..) {
+            self.by_entry[e as usize] = u32::MAX;
+        }
         self.by_fp.clear();
     }
 
@@ -123,9 +133,16 @@ impl PieceOps {
 
     /// Takes a parsed launch: its non-null pointer arguments, whole (kind
     /// 1, an 8-byte value) and embedded (kind 3, the 8-byte words at the
-    /// recorded offsets that lie inside the argument). `fp` is the
-    /// fingerprint of its name.
-    pub(crate) fn launch(&mut self, head: &[u8; EVENT_HEADER_LEN], l: &Launch<'_>, fp: u64) {
+    /// recorded offsets that lie inside the argument). `entry` is its
+    /// kernel's entry in the decoder's kernel table, `fp` the fingerprint
+    /// of its name.
+    pub(crate) fn launch(
+        &mut self,
+        head: &[u8; EVENT_HEADER_LEN],
+        l: &Launch<'_>,
+        entry: Option<u32>,
+        fp: u64,
+    ) {
         let first = self.ptrs.len() as u32;
         for (i, a) in l.args().enumerate() {
             let arg = i as u16;
@@ -150,7 +167,10 @@ impl PieceOps {
                 _ => {}
             }
         }
-        let kernel = self.name(l.name, fp);
+        let kernel = match entry {
+            Some(e) => self.name_of_entry(l.name, e),
+            None => self.name(l.name, fp),
+        };
         let count = self.ptrs.len() as u32 - first;
         self.events.push((
             stamp(head),
@@ -160,6 +180,19 @@ impl PieceOps {
                 count,
             },
         ));
+    }
+
+    fn name_of_entry(&mut self, name: &[u8], entry: u32) -> u32 {
+        let e = entry as usize;
+        if e >= self.by_entry.len() {
+            self.by_entry.resize(e + 1, u32::MAX);
+        }
+        if self.by_entry[e] == u32::MAX {
+            self.by_entry[e] = self.names.len() as u32;
+            self.entries.push(entry);
+            self.names.push(name.into());
+        }
+        self.by_entry[e]
     }
 
     fn name(&mut self, name: &[u8], fp: u64) -> u32 {

@@ -108,9 +108,11 @@ impl KernelTable {
     /// (u64::MAX: none). `fp` is not checked against `name`: under a mapped
     /// window another program can change the bytes between the two reads
     /// (`mapped.rs`), which may only misfile that launch.
-    /// True when `code_object` differs from the one of the kernel's
+    /// Gives whether `code_object` differs from the one of the kernel's
     /// previous launch (or the kernel is new or untracked): only then can it
-    /// be a code object the caller has not referenced yet.
+    /// be a code object the caller has not referenced yet; and the kernel's
+    /// entry, a small number that stands for the name for the rest of the
+    /// pass (`None`: untracked, past the caps).
     #[inline]
     pub(in crate::archive) fn add(
         &mut self,
@@ -119,7 +121,7 @@ impl KernelTable {
         launches: u64,
         code_object: BlobHash,
         co_offset: u64,
-    ) -> bool {
+    ) -> (bool, Option<u32>) {
         let slot = (fp >> 54) as usize % CACHE_SLOTS;
         let cached = self.cache[slot];
         let entry = match self.entries.get(cached.entry as usize) {
@@ -128,7 +130,7 @@ impl KernelTable {
         };
         let Some(entry) = entry else {
             self.untracked += launches;
-            return true;
+            return (true, None);
         };
         let k = &mut self.entries[entry as usize];
         k.launches += launches;
@@ -138,7 +140,7 @@ impl KernelTable {
         }
         let changed = k.launches == launches || k.last_code_object != code_object;
         k.last_code_object = code_object;
-        changed
+        (changed, Some(entry))
     }
 
     /// The entry of `name` from the hash table, inserted if new and under
@@ -228,7 +230,7 @@ mod tests {
         let mut t = KernelTable::new();
         let seen: Vec<bool> = [(b"a", 1), (b"a", 1), (b"b", 1), (b"a", 2), (b"a", 1)]
             .iter()
-            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0))
+            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0).0)
             .collect();
         assert_eq!(seen, vec![true, false, true, true, true]);
     }

@@ -130,6 +130,7 @@ fn decode_share<C: Cutter>(
 ) -> io::Result<Tally> {
     let mut tally = Tally::new(table, memory.is_some());
     let mut piece = C::Piece::default();
+    let _abandon = AbandonOnPanic(memory);
     loop {
         piece.release();
         // A block of its own, so the lock is let go before decoding.
@@ -145,6 +146,18 @@ fn decode_share<C: Cutter>(
         tally.records(piece.records());
         if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
             map.submit(number, ops);
+        }
+    }
+}
+
+/// Lets the other decoders of the allocation map go on when a decoder
+/// panics, so none waits for the piece it held.
+struct AbandonOnPanic<'a>(Option<&'a OrderedMap>);
+
+impl Drop for AbandonOnPanic<'_> {
+    fn drop(&mut self) {
+        if let (Some(map), true) = (self.0, thread::panicking()) {
+            map.abandon();
         }
     }
 }
@@ -549,6 +562,77 @@ mod tests {
                 let mapped = MappedChunks::new(open, 8, len, g).ok().unwrap();
                 assert_eq!(memory_of(mapped, workers), expect, "{workers} mapped");
             }
+        }
+    }
+
+    /// The memory section and what a watch saw, the map built from
+    /// `cutter` by `workers` decoders.
+    fn watched_memory_of<C: Cutter>(cutter: C, workers: usize, watch: Watch) -> String {
+        let map = OrderedMap::new(AllocationMap::new(Vec::new(), false), Some(watch));
+        decode_all(cutter, ApiTable::V7, workers, Some(&map)).unwrap();
+        let (m, w) = map.finish();
+        let section = MemorySection::of(&m.totals, m.live_count()).0;
+        format!("{section:?}\n{w:?}")
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Allocations, frees (matched or not, reusing addresses) and
+        /// launches passing pointers into live, freed and no ranges, cut
+        /// into small pieces that four decoders finish out of order (more
+        /// than the pieces allowed to wait): the map, its audit and a
+        /// watched address come out as one decoder reading in order
+        /// makes them.
+        #[test]
+        fn the_map_from_many_decoders_is_the_map_from_one(
+            ops in proptest::collection::vec((0u8..4, 0u64..48, 0u64..16), 1..500),
+            chunk in 150usize..3000,
+        ) {
+            use hrr_testkit::events::{api, Arg, EventsFile, Launch};
+            let base = |slot: u64| 0x7f00_0000_0000 + slot * 0x1_0000;
+            let mut ev = EventsFile::v7();
+            for &(kind, slot, x) in &ops {
+                match kind {
+                    0 => {
+                        ev.malloc(base(slot), 0x100 << (x % 9));
+                    }
+                    1 => {
+                        ev.free(base(slot));
+                    }
+                    _ => {
+                        let mut l = Launch::new(&format!("k{}", x % 3), [1, 1, 1], [64, 1, 1]);
+                        let other = base((slot + x) % 48) + x * 0x40;
+                        l.args = vec![
+                            Arg::Pointer(base(slot) + x * 0x10),
+                            Arg::Value(7u32.to_le_bytes().to_vec()),
+                            Arg::Embedded([other, 0].iter().flat_map(|w| w.to_le_bytes()).collect(), vec![0, 8]),
+                        ];
+                        ev.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l);
+                    }
+                }
+            }
+            ev.trailer();
+            let tmp = tempfile::tempdir().unwrap();
+            let events = tmp.path().join("events.bin");
+            fs::write(&events, ev.bytes()).unwrap();
+            let len = ev.bytes().len() as u64;
+            let read = |chunk| {
+                let mut f = fs::File::open(&events).unwrap();
+                io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
+                EventChunks::new(f, 8, len - 8, chunk)
+            };
+            let watch = || Watch {
+                at: Some(ops.len() as u64 / 2),
+                address: Some(base(3) + 0x10),
+                kernel: Some(b"k1".to_vec()),
+                ..Watch::default()
+            };
+            let serial = watched_memory_of(read(CHUNK_BYTES), 1, watch());
+            proptest::prop_assert_eq!(watched_memory_of(read(chunk), 4, watch()), serial.clone());
+            // Unwatched, the audit answers from its pointer cache first.
+            let unwatched = format!("{:?}", memory_of(read(chunk), 4));
+            proptest::prop_assert_eq!(serial.lines().next(), Some(unwatched.as_str()));
         }
     }
 }

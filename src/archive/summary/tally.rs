@@ -140,16 +140,19 @@ impl Tally {
     }
 
     /// Counts a launch of kernel `name` (name fingerprint `fp`) at file
-    /// offset `offset` and the code object it names.
-    fn kernel(&mut self, name: &[u8], fp: u64, code_object: BlobHash, offset: u64) {
+    /// offset `offset` and the code object it names; the kernel's entry in
+    /// the kernel table (`None`: untracked).
+    fn kernel(&mut self, name: &[u8], fp: u64, code_object: BlobHash, offset: u64) -> Option<u32> {
         let co_offset = if code_object.is_zero() {
             u64::MAX
         } else {
             offset
         };
-        if self.kernels.add(name, fp, 1, code_object, co_offset) {
+        let (changed, entry) = self.kernels.add(name, fp, 1, code_object, co_offset);
+        if changed {
             self.reference(false, code_object);
         }
+        entry
     }
 
     /// Accounts every event record of a chunk or window (whole records of
@@ -229,9 +232,9 @@ impl Tally {
                 self.kernel_launches += 1;
                 match Launch::parse_shaped(bytes, &mut self.shapes) {
                     Ok((l, fp)) => {
-                        self.kernel(l.name, fp, l.code_object, offset);
+                        let entry = self.kernel(l.name, fp, l.code_object, offset);
                         if let Some(m) = self.memory.as_mut() {
-                            m.launch(head, &l, fp);
+                            m.launch(head, &l, entry, fp);
                         }
                         for s in l.snapshots() {
                             self.reference(true, s.blob);

@@ -178,9 +178,10 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
     }
     // The allocation mix: buffers of 4 KiB to 1 MiB in 4096 address slots
     // of 1 MiB, a thousand live from the start, then allocated and freed
-    // at random; launches and copies use live buffers, a launch in 200
-    // passes an address in no allocation (a symbol) and one in 2000 a
-    // buffer freed just before (a stale pointer).
+    // at random; launches and copies use live buffers (a launch's pointer
+    // arguments several of them), the first pointer of a launch in 200 is
+    // an address in no allocation (a symbol) and of one in 2000 a buffer
+    // freed just before (a stale pointer).
     let slot = |i: u64| 0x7f00_0000_0000 + i * 0x10_0000;
     let mut free_slots: Vec<u64> = (0..4096).map(slot).collect();
     let mut live: Vec<u64> = Vec::new();
@@ -212,13 +213,22 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 };
                 // A kernel has one signature: 3-10 args whose kinds are
                 // fixed per kernel; only the values change between launches.
+                // The first pointer is `ptr`, each later one points into a
+                // buffer of its own (inputs, weights, outputs), at an offset.
                 let sig = (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
                 let nargs = 3 + sig % 8;
+                let mut first = true;
                 for a in 0..nargs {
-                    l.args.push(match (sig >> (a * 3 + 8)) % 4 {
+                    let kind = (sig >> (a * 3 + 8)) % 4;
+                    let buffer = match first {
+                        true => ptr,
+                        false => live[((r >> 8) + a * 7919) as usize % live.len()] + a * 0x100,
+                    };
+                    first &= kind == 0;
+                    l.args.push(match kind {
                         0 => Arg::Value(((r >> a) as u32).to_le_bytes().to_vec()),
-                        3 => Arg::Embedded(ptr.to_le_bytes().repeat(2), vec![8]),
-                        _ => Arg::Pointer(ptr + a * 0x100),
+                        3 => Arg::Embedded(buffer.to_le_bytes().repeat(2), vec![8]),
+                        _ => Arg::Pointer(buffer),
                     });
                 }
                 ev.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l);
@@ -279,4 +289,26 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
         fs::write(pdir.join("manifest.json"), text)?;
     }
     Ok(stats)
+}
+
+/// Writes a process archive `dir/pid-<pid>/` that ends with `ranges`
+/// allocations live: `ranges` hipMallocs of 4 KiB at distinct addresses,
+/// each followed by a launch passing a pointer into it and one into the
+/// allocation made half the list earlier, then a trailer. What the
+/// allocation map holds at its largest, for measuring its memory.
+pub fn write_live(dir: &Path, pid: u64, ranges: u64) -> io::Result<PathBuf> {
+    let mut p = ProcessArchive::new(pid, EventsFile::v7());
+    p.manifest = Manifest::Complete;
+    let base = |i: u64| 0x7e00_0000_0000 + i * 0x2000;
+    for i in 0..ranges {
+        p.events.malloc(base(i), 4096);
+        let mut l = Launch::new("hrr_live_kernel", [64, 1, 1], [64, 1, 1]);
+        l.args = vec![
+            Arg::Pointer(base(i) + 0x10),
+            Arg::Pointer(base(i / 2) + 0x20),
+        ];
+        p.events.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l);
+    }
+    p.events.trailer();
+    p.write(dir)
 }

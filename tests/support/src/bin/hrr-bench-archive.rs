@@ -2,9 +2,12 @@
 //!
 //! ```text
 //! cargo run --release -p hrr-testkit --bin hrr-bench-archive [-- --gib N] [--keep]
+//!     [--hrr PATH] [--threads N,N,...]
 //! ```
 //!
-//! Builds `target/release/hrr`, writes a ≥ 1 GiB realistic `events.bin`
+//! Builds `target/release/hrr` (or runs the one `--hrr` names, so the
+//! benchmark also runs from a directory holding only release binaries),
+//! writes a ≥ 1 GiB realistic `events.bin`
 //! (launches with 3–10 args, copies with blobs, mallocs, frees, syncs on
 //! four threads) into a temp dir, warms the page cache, then times
 //! `cat events.bin > /dev/null`, `hrr archive info --json <dir>` and the
@@ -13,14 +16,20 @@
 //! reports the throughputs, the ratio to `cat` (target ≥ 0.5), what the
 //! allocation map and pointer audit add (target ≤ 15%) and the peak RSS
 //! of `hrr` (target ≤ 64 MiB) from `wait4`.
+//!
+//! `hrr` runs one decoder per core it may run on (Rust's
+//! `available_parallelism`, which follows the CPU affinity), so
+//! `--threads 2,4,8` repeats the timings with the benchmark (and so its
+//! children) confined to the first 2, 4 and 8 of the CPUs it was given.
 
 #[cfg(unix)]
 mod bench {
     use std::fs;
+    use std::path::{Path, PathBuf};
     use std::process::{Command, ExitCode, Stdio};
     use std::time::{Duration, Instant};
 
-    use hrr_testkit::synth::write_big;
+    use hrr_testkit::synth::{write_big, write_live};
 
     const RUNS: usize = 5;
 
@@ -74,19 +83,87 @@ mod bench {
         bytes as f64 / t.as_secs_f64() / 1e9
     }
 
-    fn run(gib: f64, keep: bool) -> Result<bool, String> {
-        let hrr = hrr_testkit::bench::build_release_hrr()?;
+    /// The CPUs this process may run on, in order.
+    fn allowed_cpus() -> Result<Vec<usize>, String> {
+        // SAFETY: an all-zero cpu_set_t is the empty set; the call fills it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
+        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+        if rc != 0 {
+            return Err(format!(
+                "sched_getaffinity failed: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // SAFETY: CPU_ISSET reads the set for an index below CPU_SETSIZE.
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| unsafe { libc::CPU_ISSET(c, &set) })
+            .collect())
+    }
+
+    /// Confines this process, and the children it starts from now on, to
+    /// `cpus`.
+    fn confine(cpus: &[usize]) -> Result<(), String> {
+        // SAFETY: an all-zero cpu_set_t is the empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        for &c in cpus {
+            // SAFETY: every index came from `allowed_cpus`, below CPU_SETSIZE.
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+        // SAFETY: `set` is a valid cpu_set_t of the size passed.
+        let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) };
+        if rc != 0 {
+            return Err(format!(
+                "sched_setaffinity failed: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+
+    /// What one benchmark run is asked to do.
+    struct Options {
+        gib: f64,
+        keep: bool,
+        /// A prebuilt `hrr`; built with cargo when not given.
+        hrr: Option<PathBuf>,
+        /// CPU counts to time `hrr` under; the CPUs given when empty.
+        threads: Vec<usize>,
+    }
+
+    fn run(o: &Options) -> Result<bool, String> {
+        let hrr = match &o.hrr {
+            Some(h) if h.is_file() => h.clone(),
+            Some(h) => return Err(format!("--hrr {}: no such file", h.display())),
+            None => hrr_testkit::bench::build_release_hrr()?,
+        };
+        let cpus = allowed_cpus()?;
+        if let Some(&n) = o.threads.iter().find(|&&n| n == 0 || n > cpus.len()) {
+            return Err(format!(
+                "--threads {n}: this host lets the benchmark run on {} CPUs",
+                cpus.len()
+            ));
+        }
+        let counts = match o.threads.is_empty() {
+            true => vec![cpus.len()],
+            false => o.threads.clone(),
+        };
         let dir = std::env::temp_dir().join(format!("hrr-bench-archive-{}", std::process::id()));
         fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        eprintln!("[bench] writing {gib} GiB archive under {}", dir.display());
-        let target = (gib * (1u64 << 30) as f64) as u64;
-        let stats = write_big(&dir, 1, target).map_err(|e| format!("cannot write archive: {e}"))?;
-        let pid_dir = dir.join("pid-1");
-        let events = pid_dir.join("events.bin");
+        eprintln!(
+            "[bench] writing {} GiB archive under {}",
+            o.gib,
+            dir.display()
+        );
+        let target = (o.gib * (1u64 << 30) as f64) as u64;
         let result = (|| {
-            // Flush the freshly written GiB first: kernel writeback running
-            // during the timed runs takes a core from the two-threaded
-            // decoder and not from `cat`.
+            let stats =
+                write_big(&dir, 1, target).map_err(|e| format!("cannot write archive: {e}"))?;
+            let pid_dir = dir.join("pid-1");
+            let events = pid_dir.join("events.bin");
+            // Flush the freshly written file first: kernel writeback running
+            // during the timed runs takes a core from the decoders and not
+            // from `cat`.
             fs::File::open(&events)
                 .and_then(|f| f.sync_all())
                 .map_err(|e| format!("cannot sync {}: {e}", events.display()))?;
@@ -99,33 +176,78 @@ mod bench {
             let mut bare = Command::new(&hrr);
             bare.args(["-q", "archive", "info", "--json", "--no-memory"])
                 .arg(&pid_dir);
-            best_interleaved(&mut cat, &mut info, &mut bare)
+            println!(
+                "events.bin:            {} bytes, {} events ({} launches, {} D2H checks, {} allocations and {} frees after the first 1024 allocations)",
+                stats.bytes, stats.events, stats.launches, stats.d2h_checks, stats.allocations, stats.frees
+            );
+            let mut met = live_ranges_rss(&hrr, &dir)?;
+            for &n in &counts {
+                confine(&cpus[..n])?;
+                let timed = best_interleaved(&mut cat, &mut info, &mut bare);
+                confine(&cpus)?;
+                met &= report(stats.bytes, n, timed?);
+            }
+            Ok(met)
         })();
-        if !keep {
+        if !o.keep {
             let _ = fs::remove_dir_all(&dir);
         }
-        let (cat_t, hrr_t, bare_t, rss_kib) = result?;
+        result
+    }
+
+    /// Live ranges of the archive that measures the allocation map's memory.
+    const LIVE_RANGES: u64 = 100_000;
+
+    /// Peak RSS of `archive info` on an archive ending with
+    /// [`LIVE_RANGES`] allocations live, with and without the map, and so
+    /// the map's cost per live range; whether it stayed within 64 MiB.
+    fn live_ranges_rss(hrr: &Path, dir: &Path) -> Result<bool, String> {
+        let pid_dir = write_live(dir, 2, LIVE_RANGES)
+            .map_err(|e| format!("cannot write the live-range archive: {e}"))?;
+        let rss = |memory: bool| -> Result<u64, String> {
+            let mut info = Command::new(hrr);
+            info.args(["-q", "archive", "info", "--json"]);
+            if !memory {
+                info.arg("--no-memory");
+            }
+            info.arg(&pid_dir);
+            let mut peak = 0;
+            for _ in 0..3 {
+                peak = peak.max(measure(&mut info)?.1);
+            }
+            Ok(peak)
+        };
+        let (with, without) = (rss(true)?, rss(false)?);
+        let per_range = with.saturating_sub(without) as f64 * 1024.0 / LIVE_RANGES as f64;
+        println!(
+            "{LIVE_RANGES} live ranges:     peak RSS {:.1} MiB ({:.1} MiB without the map: {per_range:.0} bytes per range; target <= 64 MiB)",
+            with as f64 / 1024.0,
+            without as f64 / 1024.0
+        );
+        Ok(with <= 64 << 10)
+    }
+
+    /// Prints the figures of one CPU count; whether every target was met.
+    fn report(bytes: u64, cpus: usize, timed: (Duration, Duration, Duration, u64)) -> bool {
+        let (cat_t, hrr_t, bare_t, rss_kib) = timed;
         let ratio = cat_t.as_secs_f64() / hrr_t.as_secs_f64();
         let overhead = hrr_t.as_secs_f64() / bare_t.as_secs_f64() - 1.0;
         let rss_mib = rss_kib as f64 / 1024.0;
-        println!(
-            "events.bin:            {} bytes, {} events ({} launches, {} D2H checks, {} allocations and {} frees after the first 1024 allocations)",
-            stats.bytes, stats.events, stats.launches, stats.d2h_checks, stats.allocations, stats.frees
-        );
+        println!("-- on {cpus} CPU(s):");
         println!(
             "cat > /dev/null:       {:.3} s  {:.2} GB/s (best of {RUNS})",
             cat_t.as_secs_f64(),
-            gbps(stats.bytes, cat_t)
+            gbps(bytes, cat_t)
         );
         println!(
             "hrr archive info:      {:.3} s  {:.2} GB/s (best of {RUNS})",
             hrr_t.as_secs_f64(),
-            gbps(stats.bytes, hrr_t)
+            gbps(bytes, hrr_t)
         );
         println!(
             "info --no-memory:      {:.3} s  {:.2} GB/s (best of {RUNS})",
             bare_t.as_secs_f64(),
-            gbps(stats.bytes, bare_t)
+            gbps(bytes, bare_t)
         );
         println!("throughput ratio:      {ratio:.2} (target >= 0.50)");
         println!(
@@ -133,35 +255,58 @@ mod bench {
             overhead * 100.0
         );
         println!("hrr peak RSS:          {rss_mib:.1} MiB (target <= 64 MiB)");
-        Ok(ratio >= 0.5 && rss_mib <= 64.0 && overhead <= 0.15)
+        ratio >= 0.5 && rss_mib <= 64.0 && overhead <= 0.15
     }
 
     pub fn main() -> ExitCode {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let mut gib = 1.0;
-        let mut keep = false;
-        let mut i = 0;
-        while i < args.len() {
-            match args[i].as_str() {
-                "--gib" if i + 1 < args.len() => match args[i + 1].parse() {
-                    Ok(g) => {
-                        gib = g;
-                        i += 1;
-                    }
-                    Err(_) => {
-                        eprintln!("error: --gib expects a number");
-                        return ExitCode::from(2);
-                    }
-                },
-                "--keep" => keep = true,
-                other => {
-                    eprintln!("error: unknown argument '{other}' (usage: hrr-bench-archive [--gib N] [--keep])");
-                    return ExitCode::from(2);
+        let usage = "usage: hrr-bench-archive [--gib N] [--keep] [--hrr PATH] [--threads N,N,...]";
+        let mut o = Options {
+            gib: 1.0,
+            keep: false,
+            hrr: None,
+            threads: Vec::new(),
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let parsed = match a.as_str() {
+                "--keep" => {
+                    o.keep = true;
+                    Ok(())
                 }
+                "--gib" => match it.next().map(|v| v.parse()) {
+                    Some(Ok(g)) if g > 0.0 => {
+                        o.gib = g;
+                        Ok(())
+                    }
+                    _ => Err("--gib expects a positive number of GiB"),
+                },
+                "--hrr" => match it.next() {
+                    Some(v) => {
+                        o.hrr = Some(PathBuf::from(v));
+                        Ok(())
+                    }
+                    None => Err("--hrr expects the path of an hrr binary"),
+                },
+                "--threads" => match it.next().map(|v| {
+                    v.split(',')
+                        .map(str::parse)
+                        .collect::<Result<Vec<usize>, _>>()
+                }) {
+                    Some(Ok(t)) if !t.is_empty() => {
+                        o.threads = t;
+                        Ok(())
+                    }
+                    _ => Err("--threads expects CPU counts separated by commas, such as 2,4,8,16"),
+                },
+                _ => Err("unexpected argument"),
+            };
+            if let Err(why) = parsed {
+                eprintln!("error: {why}: '{a}' ({usage})");
+                return ExitCode::from(2);
             }
-            i += 1;
         }
-        match run(gib, keep) {
+        match run(&o) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => {
                 eprintln!("[bench] a target was missed");

@@ -5,6 +5,7 @@
 //! cargo run -p hrr-testkit --bin hrr-synth -- examples <dir>
 //! cargo run -p hrr-testkit --bin hrr-synth -- big <dir> [--gib N]
 //! cargo run -p hrr-testkit --bin hrr-synth -- fleet <dir> [--count N]
+//! cargo run -p hrr-testkit --bin hrr-synth -- live <dir> <ranges>
 //! ```
 //!
 //! `fleet` writes N (default 12) capture roots of mixed shapes and prints
@@ -14,11 +15,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use hrr_testkit::fleet::write_fleet;
-use hrr_testkit::synth::{write_big, write_examples};
+use hrr_testkit::synth::{write_big, write_examples, write_live};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: hrr-synth examples <dir> | hrr-synth big <dir> [--gib N] | hrr-synth fleet <dir> [--count N]"
+        "usage: hrr-synth examples <dir> | hrr-synth big <dir> [--gib N] | hrr-synth fleet <dir> [--count N] | hrr-synth live <dir> <ranges>"
     );
     ExitCode::from(2)
 }
@@ -84,6 +85,24 @@ fn main() -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("error: cannot write the fleet under {}: {e}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some("live") if args.len() == 3 => {
+            let Ok(ranges) = args[2].parse() else {
+                return usage();
+            };
+            match write_live(&PathBuf::from(&args[1]), 1, ranges) {
+                Ok(dir) => {
+                    println!(
+                        "wrote {}: {ranges} allocations live at the end",
+                        dir.display()
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("error: cannot write {}: {e}", args[1]);
                     ExitCode::FAILURE
                 }
             }
