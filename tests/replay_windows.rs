@@ -49,7 +49,13 @@ impl Rig {
     /// The sandboxed `hrr` with what a Windows process needs from the
     /// environment (`SystemRoot`, the temp dirs) and the test player.
     fn hrr(&self, scenario: &str) -> assert_cmd::Command {
-        let mut cmd = self.sb.hrr();
+        assert_cmd::Command::from_std(self.hrr_process(scenario))
+    }
+
+    /// [`Rig::hrr`] as a plain `std::process::Command`, for tests that
+    /// watch or kill the running `hrr`.
+    fn hrr_process(&self, scenario: &str) -> std::process::Command {
+        let mut cmd = self.sb.hrr_process();
         for key in ["SystemRoot", "TEMP", "TMP"] {
             if let Some(v) = std::env::var_os(key) {
                 cmd.env(key, v);
@@ -287,5 +293,101 @@ fn the_player_is_found_under_hip_path_bin() {
         PathBuf::from(json["path"].as_str().unwrap()),
         installed,
         "{json}"
+    );
+}
+
+/// The peak memory (pagefile-backed commit) of the process `child`, read
+/// after it exited through a handle opened while it ran.
+fn peak_commit(child: &std::process::Child) -> Option<usize> {
+    use windows_sys::Win32::Foundation::CloseHandle;
+    use windows_sys::Win32::System::ProcessStatus::{
+        GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, INFINITE, PROCESS_QUERY_INFORMATION, PROCESS_SYNCHRONIZE,
+        PROCESS_VM_READ,
+    };
+    // SAFETY: a handle opened here is waited on, queried and closed here;
+    // the counters structure is sized for the call.
+    unsafe {
+        let access = PROCESS_QUERY_INFORMATION | PROCESS_VM_READ | PROCESS_SYNCHRONIZE;
+        let handle = OpenProcess(access, 0, child.id());
+        if handle.is_null() {
+            return None;
+        }
+        WaitForSingleObject(handle, INFINITE);
+        let mut counters = PROCESS_MEMORY_COUNTERS {
+            cb: std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32,
+            ..Default::default()
+        };
+        let ok = GetProcessMemoryInfo(handle, &mut counters, counters.cb);
+        CloseHandle(handle);
+        (ok != 0).then_some(counters.PeakPagefileUsage)
+    }
+}
+
+/// `hrr triage --format json` of `rig`'s process dir under `scenario`: the
+/// finding, the log's bytes and the peak commit of `hrr.exe`.
+fn triage_measured(rig: &Rig, scenario: &str) -> (Value, Vec<u8>, usize) {
+    let child = rig
+        .hrr_process(scenario)
+        .args(["triage", "--format", "json", "--timeout", "60"])
+        .arg(&rig.archive.dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let peak = peak_commit(&child).expect("hrr.exe's memory counters");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let f: Value = serde_json::from_slice(&out.stdout).expect("one JSON finding");
+    let log = std::fs::read(f["replay"]["log"].as_str().unwrap()).unwrap();
+    (f, log, peak)
+}
+
+#[test]
+fn a_five_mib_line_and_a_kernel_name_that_is_not_utf8_come_through_the_console() {
+    let sb = Sandbox::new();
+    let root = sb.path().join("cap.hrr");
+    let name: &[u8] = b"saxpy_\xff\xfe<\xc0\xaf>";
+    let archive = common::write_replay_archive_bytes(&root, 4242, &[b"fill_ones", name]);
+    let rig = Rig { sb, root, archive };
+    let (_, _, plain_peak) = triage_measured(&rig, "fault_abort");
+    let started = Instant::now();
+    let (f, log, peak) = triage_measured(&rig, "long_line_fault");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    // The recorded name, its bytes that are not UTF-8 read as U+FFFD: not
+    // the console code page's reading of them.
+    let shown = "saxpy_\u{FFFD}\u{FFFD}<\u{FFFD}\u{FFFD}>";
+    assert_eq!(f["kernel_name"], shown, "{f}");
+    assert_eq!(f["replay_exception"], "0x00000003");
+    // The log has the player's bytes, the 5 MiB line whole (the console
+    // wrapped it into rows of 32767), then the lines after it.
+    let mut long = b"[HRR] debug: ".to_vec();
+    while long.len() < 5 << 20 {
+        long.extend_from_slice(b"0123456789abcdef");
+    }
+    long.truncate(5 << 20);
+    let lines: Vec<&[u8]> = log.split(|b| *b == b'\n').collect();
+    assert!(
+        lines.contains(&long.as_slice()),
+        "line lengths: {:?}",
+        lines.iter().map(|l| l.len()).collect::<Vec<_>>()
+    );
+    let launch = [b"args=2 snapshots=0 name=\"".as_slice(), name, b"\""].concat();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(b"[HRR launch] seq=") && l.ends_with(&launch)),
+        "the [HRR launch] line of the faulting kernel, in its bytes"
+    );
+    assert_eq!(
+        lines.iter().rev().find(|l| !l.is_empty()),
+        Some(&b"[hrr] replay crashed with 0x00000003 (abort)".as_slice())
+    );
+    // Bounded memory: the long line is never held whole.
+    assert!(
+        peak < plain_peak + (4 << 20),
+        "hrr.exe peaked at {peak} bytes with the 5 MiB line, {plain_peak} without"
     );
 }
