@@ -1,8 +1,12 @@
 //! Native replay on Windows, run for real (in CI under Wine, see
 //! `.ci/wine/runner`): the player on a pseudo console keeps what it
-//! printed before an abort where a pipe loses it, crash codes become the
-//! finding's `replay_exception`, a hang is stopped with every process of
-//! its job, and the player is found under `HIP_PATH\bin`.
+//! printed before an abort where a pipe loses it, a 5 MiB line and a
+//! kernel name that is not UTF-8 come through the console as the player
+//! wrote them, crash codes become the finding's `replay_exception`, a hang
+//! is stopped with every process of its job, a killed `hrr` takes the
+//! player's tree with it, and the player is found under `HIP_PATH\bin`.
+//! Ctrl-C is not tested: Wine 8 refuses `GenerateConsoleCtrlEvent` here
+//! (ERROR_INVALID_ACCESS, even after `AllocConsole`).
 //!
 //! The test player must be built for Windows first (`cargo build --target
 //! x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player`): cargo
@@ -401,5 +405,63 @@ fn a_five_mib_line_and_a_kernel_name_that_is_not_utf8_come_through_the_console()
     assert!(
         peak < plain_peak + (4 << 20),
         "hrr.exe peaked at {peak} bytes with the 5 MiB line, {plain_peak} without"
+    );
+}
+
+/// Starts `hrr triage` of the hang scenario and waits until the player
+/// has started its child; returns hrr, the player's pid and the child's.
+fn hanging_triage(rig: &Rig, hrr: &mut std::process::Command) -> (std::process::Child, u32, u32) {
+    let child_file = rig.sb.path().join("child.pid");
+    let pid_file = rig.sb.path().join("player.pid");
+    let mut running = hrr
+        .env("HRR_TEST_CHILD_PID_FILE", &child_file)
+        .env("HRR_TEST_PID_FILE", &pid_file)
+        .args(["triage", "--format", "json", "--timeout", "120"])
+        .arg(&rig.archive.dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !child_file.is_file() {
+        assert!(
+            running.try_wait().unwrap().is_none(),
+            "hrr ended before the player's child started"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no child started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = |p: &Path| -> u32 { std::fs::read_to_string(p).unwrap().trim().parse().unwrap() };
+    (running, pid(&pid_file), pid(&child_file))
+}
+
+/// Waits up to 10 s for `pids` to end.
+fn all_gone(pids: &[u32]) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if pids.iter().all(|p| gone(*p)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn a_killed_hrr_takes_the_player_and_its_child_with_it() {
+    let rig = Rig::new();
+    let (mut hrr, player, child) = hanging_triage(&rig, &mut rig.hrr_process("hang"));
+    assert!(!gone(player) && !gone(child));
+    // TerminateProcess: hrr runs no code of its own any more; only the
+    // Job object's kill-on-close, when Windows closes hrr's handles, can
+    // end the tree.
+    hrr.kill().unwrap();
+    hrr.wait().unwrap();
+    assert!(
+        all_gone(&[player, child]),
+        "the player {player} or its child {child} outlived hrr"
     );
 }
