@@ -359,6 +359,9 @@ fn replay_result(out: &mut String, f: &Finding) {
     row(out, "Kernel", &kernel_with_source(f, true));
     row(out, "Exit code", &num(f.replay_exit_code));
     row(out, "Signal", &num(f.replay_signal));
+    if let Some(code) = &f.replay_exception {
+        row(out, "Exception", &exception_words(code));
+    }
     row(
         out,
         "Timed out after",
@@ -377,6 +380,15 @@ fn replay_result(out: &mut String, f: &Finding) {
     row(out, "Graph GPU time", &ms(f.gpu_graph_ms));
     row(out, "Total GPU time", &ms(f.gpu_total_ms));
     out.push('\n');
+}
+
+/// A Windows exception code with what it means: `0xC0000005 (access
+/// violation)`; a code hrr does not know stays as it is.
+fn exception_words(code: &str) -> String {
+    match crate::replay::exception_meaning(code) {
+        Some(meaning) => format!("{code} ({meaning})"),
+        None => inert::text(code),
+    }
 }
 
 fn placement_words(p: Option<&Placement>) -> String {

@@ -106,6 +106,39 @@ fn abort_replay_crashed() {
     insta::assert_snapshot!(hrr::render::markdown(&f));
 }
 
+/// A Windows replay that died of an access violation: the log as hrr
+/// writes it there (the player's lines, then the crash marker).
+const ACCESS_VIOLATION: &str = "\
+[HRR] Archive : 61 events, 5 kernels, 8 blobs, 1 code objects
+[HRR] Threads : 1 captured
+[HRR] [replay] Device state OK — beginning replay
+[HRR progress] elapsed_s=0.0 seq=19 kernels=1 d2h_pass=0 d2h_fail=0 d2h_attempted=0 last=\"fill_ones\"
+[hrr] replay crashed with 0xC0000005 (access violation)
+";
+
+#[test]
+fn abort_windows_exception() {
+    let r = ReplayInfo {
+        exception: Some("0xC0000005".into()),
+        ..replay(
+            &[
+                r"C:\Program Files\AMD\ROCm\6.2\bin\hrr-playback.exe",
+                r"C:\caps\cap.hrr\pid-4242",
+                "--sync-after-launch",
+            ],
+            "hrr-replay-pid-4242.log",
+            None,
+            None,
+        )
+    };
+    let f = classify(
+        &[],
+        &[("hrr-replay-pid-4242.log", ACCESS_VIOLATION)],
+        Some(&r),
+    );
+    insta::assert_snapshot!(hrr::render::markdown(&f));
+}
+
 #[test]
 fn hang() {
     insta::assert_snapshot!(hrr::render::markdown(&classify(

@@ -1,8 +1,12 @@
 //! Native replay on Windows, run for real (in CI under Wine, see
 //! `.ci/wine/runner`): the player on a pseudo console keeps what it
-//! printed before an abort where a pipe loses it, crash codes become the
-//! finding's `replay_exception`, a hang is stopped with every process of
-//! its job, and the player is found under `HIP_PATH\bin`.
+//! printed before an abort where a pipe loses it, a 5 MiB line and a
+//! kernel name that is not UTF-8 come through the console as the player
+//! wrote them, crash codes become the finding's `replay_exception`, a hang
+//! is stopped with every process of its job, a killed `hrr` takes the
+//! player's tree with it, and the player is found under `HIP_PATH\bin`.
+//! Ctrl-C is not tested: Wine 8 refuses `GenerateConsoleCtrlEvent` here
+//! (ERROR_INVALID_ACCESS, even after `AllocConsole`).
 //!
 //! The test player must be built for Windows first (`cargo build --target
 //! x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player`): cargo
@@ -49,7 +53,13 @@ impl Rig {
     /// The sandboxed `hrr` with what a Windows process needs from the
     /// environment (`SystemRoot`, the temp dirs) and the test player.
     fn hrr(&self, scenario: &str) -> assert_cmd::Command {
-        let mut cmd = self.sb.hrr();
+        assert_cmd::Command::from_std(self.hrr_process(scenario))
+    }
+
+    /// [`Rig::hrr`] as a plain `std::process::Command`, for tests that
+    /// watch or kill the running `hrr`.
+    fn hrr_process(&self, scenario: &str) -> std::process::Command {
+        let mut cmd = self.sb.hrr_process();
         for key in ["SystemRoot", "TEMP", "TMP"] {
             if let Some(v) = std::env::var_os(key) {
                 cmd.env(key, v);
@@ -287,5 +297,171 @@ fn the_player_is_found_under_hip_path_bin() {
         PathBuf::from(json["path"].as_str().unwrap()),
         installed,
         "{json}"
+    );
+}
+
+/// The peak memory (pagefile-backed commit) of the process `child` while
+/// it ran, sampled until it exits (Wine reads the counters of a live
+/// process only).
+fn peak_commit(child: &std::process::Child) -> Option<usize> {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::ProcessStatus::{
+        GetProcessMemoryInfo, PROCESS_MEMORY_COUNTERS,
+    };
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_QUERY_INFORMATION, PROCESS_SYNCHRONIZE,
+        PROCESS_VM_READ,
+    };
+    // SAFETY: a handle opened here is waited on, queried and closed here;
+    // the counters structure is sized for the call.
+    unsafe {
+        let access = PROCESS_QUERY_INFORMATION | PROCESS_VM_READ | PROCESS_SYNCHRONIZE;
+        let handle = OpenProcess(access, 0, child.id());
+        if handle.is_null() {
+            return None;
+        }
+        let mut peak = None;
+        loop {
+            let mut counters = PROCESS_MEMORY_COUNTERS {
+                cb: std::mem::size_of::<PROCESS_MEMORY_COUNTERS>() as u32,
+                ..Default::default()
+            };
+            if WaitForSingleObject(handle, 0) == WAIT_OBJECT_0 {
+                break;
+            }
+            if GetProcessMemoryInfo(handle, &mut counters, counters.cb) != 0 {
+                peak = peak.max(Some(counters.PeakPagefileUsage));
+            }
+            if WaitForSingleObject(handle, 20) == WAIT_OBJECT_0 {
+                break;
+            }
+        }
+        CloseHandle(handle);
+        peak
+    }
+}
+
+/// `hrr triage --format json` of `rig`'s process dir under `scenario`: the
+/// finding, the log's bytes and the peak commit of `hrr.exe`.
+fn triage_measured(rig: &Rig, scenario: &str) -> (Value, Vec<u8>, usize) {
+    let child = rig
+        .hrr_process(scenario)
+        .args(["triage", "--format", "json", "--timeout", "60"])
+        .arg(&rig.archive.dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let peak = peak_commit(&child).expect("hrr.exe's memory counters");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let f: Value = serde_json::from_slice(&out.stdout).expect("one JSON finding");
+    let log = std::fs::read(f["replay"]["log"].as_str().unwrap()).unwrap();
+    (f, log, peak)
+}
+
+#[test]
+fn a_five_mib_line_and_a_kernel_name_that_is_not_utf8_come_through_the_console() {
+    let sb = Sandbox::new();
+    let root = sb.path().join("cap.hrr");
+    let name: &[u8] = b"saxpy_\xff\xfe<\xc0\xaf>";
+    let archive = common::write_replay_archive_bytes(&root, 4242, &[b"fill_ones", name]);
+    let rig = Rig { sb, root, archive };
+    let (_, _, plain_peak) = triage_measured(&rig, "fault_abort");
+    assert!(plain_peak > 0);
+    let started = Instant::now();
+    let (f, log, peak) = triage_measured(&rig, "long_line_fault");
+    assert!(started.elapsed() < Duration::from_secs(60));
+    // The recorded name, its bytes that are not UTF-8 read as U+FFFD: not
+    // the console code page's reading of them.
+    let shown = "saxpy_\u{FFFD}\u{FFFD}<\u{FFFD}\u{FFFD}>";
+    assert_eq!(f["kernel_name"], shown, "{f}");
+    assert_eq!(f["replay_exception"], "0x00000003");
+    // The log has the player's bytes, the 5 MiB line whole (the console
+    // wrapped it into rows of 32767), then the lines after it.
+    let mut long = b"[HRR] debug: ".to_vec();
+    while long.len() < 5 << 20 {
+        long.extend_from_slice(b"0123456789abcdef");
+    }
+    long.truncate(5 << 20);
+    let lines: Vec<&[u8]> = log.split(|b| *b == b'\n').collect();
+    assert!(
+        lines.contains(&long.as_slice()),
+        "line lengths: {:?}",
+        lines.iter().map(|l| l.len()).collect::<Vec<_>>()
+    );
+    let launch = [b"args=2 snapshots=0 name=\"".as_slice(), name, b"\""].concat();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with(b"[HRR launch] seq=") && l.ends_with(&launch)),
+        "the [HRR launch] line of the faulting kernel, in its bytes"
+    );
+    assert_eq!(
+        lines.iter().rev().find(|l| !l.is_empty()),
+        Some(&b"[hrr] replay crashed with 0x00000003 (abort)".as_slice())
+    );
+    // Bounded memory: the long line is never held whole.
+    assert!(
+        peak < plain_peak + (4 << 20),
+        "hrr.exe peaked at {peak} bytes with the 5 MiB line, {plain_peak} without"
+    );
+}
+
+/// Starts `hrr triage` of the hang scenario and waits until the player
+/// has started its child; returns hrr, the player's pid and the child's.
+fn hanging_triage(rig: &Rig, hrr: &mut std::process::Command) -> (std::process::Child, u32, u32) {
+    let child_file = rig.sb.path().join("child.pid");
+    let pid_file = rig.sb.path().join("player.pid");
+    let mut running = hrr
+        .env("HRR_TEST_CHILD_PID_FILE", &child_file)
+        .env("HRR_TEST_PID_FILE", &pid_file)
+        .args(["triage", "--format", "json", "--timeout", "120"])
+        .arg(&rig.archive.dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while !child_file.is_file() {
+        assert!(
+            running.try_wait().unwrap().is_none(),
+            "hrr ended before the player's child started"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no child started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pid = |p: &Path| -> u32 { std::fs::read_to_string(p).unwrap().trim().parse().unwrap() };
+    (running, pid(&pid_file), pid(&child_file))
+}
+
+/// Waits up to 10 s for `pids` to end.
+fn all_gone(pids: &[u32]) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if pids.iter().all(|p| gone(*p)) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+#[test]
+fn a_killed_hrr_takes_the_player_and_its_child_with_it() {
+    let rig = Rig::new();
+    let (mut hrr, player, child) = hanging_triage(&rig, &mut rig.hrr_process("hang"));
+    assert!(!gone(player) && !gone(child));
+    // TerminateProcess: hrr runs no code of its own any more; only the
+    // Job object's kill-on-close, when Windows closes hrr's handles, can
+    // end the tree.
+    hrr.kill().unwrap();
+    hrr.wait().unwrap();
+    assert!(
+        all_gone(&[player, child]),
+        "the player {player} or its child {child} outlived hrr"
     );
 }

@@ -207,6 +207,24 @@ fn a_replay_walks_the_archive_and_faults_at_its_last_launch() {
 }
 
 #[test]
+fn a_kernel_name_that_is_not_utf8_is_printed_as_its_recorded_bytes() {
+    let sb = Sandbox::new();
+    let name: &[u8] = b"saxpy_\xff\xfe<\xc0\xaf>";
+    let a = common::write_replay_archive_bytes(&sb.path().join("cap.hrr"), 4242, &[b"fill", name]);
+    let out = player(&a.dir, "fault_abort", &["--trace-kernels"]);
+    assert_eq!(out.status.signal(), Some(6));
+    let launch = [b"args=2 snapshots=0 name=\"".as_slice(), name, b"\"\n"].concat();
+    let fault = [b"kernel: ".as_slice(), name, b"]\n"].concat();
+    for line in [launch, fault] {
+        assert!(
+            out.stderr.windows(line.len()).any(|w| w == line),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
 fn a_capture_without_launches_ends_sensibly_in_every_scenario() {
     let sb = Sandbox::new();
     let a = common::write_replay_archive(&sb.path().join("cap.hrr"), 7, &[]);

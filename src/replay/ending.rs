@@ -60,6 +60,26 @@ const CRASH_CODES: &[(u32, &str)] = &[
     (0xC000_0409, "abort: fast fail"),
 ];
 
+/// What the crash `code` means, in words, when it is one of [`CRASH_CODES`].
+fn crash_meaning(code: u32) -> Option<&'static str> {
+    CRASH_CODES
+        .iter()
+        .find(|(c, _)| *c == code)
+        .map(|(_, m)| *m)
+}
+
+/// What a finding's `replay_exception` (`"0xC0000005"`, as
+/// [`PlayerEnd::exception`] writes it) means, in words (`access
+/// violation`); `None` for a code that is not a known crash code or not
+/// written that way.
+pub fn exception_meaning(exception: &str) -> Option<&'static str> {
+    let hex = exception.strip_prefix("0x")?;
+    if hex.len() != 8 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    crash_meaning(u32::from_str_radix(hex, 16).ok()?)
+}
+
 /// The highest signal number on Linux (`SIGRTMAX`); a client exit above
 /// 128 + this is a plain code.
 const MAX_SIGNAL: i32 = 64;
@@ -106,10 +126,7 @@ impl PlayerEnd {
         let PlayerEnd::Crashed(code) = self else {
             return None;
         };
-        let meaning = CRASH_CODES
-            .iter()
-            .find(|(c, _)| *c == code)
-            .map_or("crash", |(_, m)| m);
+        let meaning = crash_meaning(code).unwrap_or("crash");
         Some(format!(
             "[hrr] replay crashed with 0x{code:08X} ({meaning})"
         ))
@@ -251,6 +268,16 @@ mod tests {
             PlayerEnd::from_windows_exit(3).exception().as_deref(),
             Some("0x00000003")
         );
+    }
+
+    #[test]
+    fn a_findings_exception_is_read_back_in_words() {
+        assert_eq!(exception_meaning("0xC0000005"), Some("access violation"));
+        assert_eq!(exception_meaning("0x00000003"), Some("abort"));
+        assert_eq!(exception_meaning("0xC0000409"), Some("abort: fast fail"));
+        for unknown in ["0xC0000001", "0x3", "C0000005", "0x+0000003", ""] {
+            assert_eq!(exception_meaning(unknown), None, "{unknown}");
+        }
     }
 
     #[test]

@@ -43,7 +43,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::context::Context;
-pub use ending::{PlayerEnd, StatusSource, StoppedBy};
+pub use ending::{exception_meaning, PlayerEnd, StatusSource, StoppedBy};
 pub use overrides::Overrides;
 
 /// Where the player runs: the one spelling of `replay.mode`, of the

@@ -93,9 +93,17 @@ pub fn create(path: &Path) -> anyhow::Result<File> {
 }
 
 /// Receives the player's bytes and writes complete lines to the log.
+///
+/// A line is held until its end, so lines of the two streams never mix;
+/// but never more than [`LINE_CAP`](crate::classify::LINE_CAP) bytes of
+/// it. A longer line is written as it comes (only its head is echoed and
+/// looked at for progress); if the other stream ends a line meanwhile, the
+/// long line is broken there and goes on in a line of its own.
 pub struct LineSink {
     file: File,
     partial: [Vec<u8>; 2],
+    /// The stream whose overlong line is begun in the log and not ended.
+    open: Option<usize>,
     echo: bool,
     progress: Option<progress::Display>,
 }
@@ -107,6 +115,7 @@ impl LineSink {
         LineSink {
             file,
             partial: [Vec::new(), Vec::new()],
+            open: None,
             echo,
             progress,
         }
@@ -116,10 +125,19 @@ impl LineSink {
     /// 1 = stderr) and keeps its unfinished last line for the next call, so
     /// lines of the two streams never mix.
     pub fn feed(&mut self, stream: usize, bytes: &[u8]) -> std::io::Result<()> {
+        let bytes = if self.open == Some(stream) {
+            match self.continue_open(stream, bytes)? {
+                Some(rest) => rest,
+                None => return Ok(()),
+            }
+        } else {
+            bytes
+        };
         let Some(last) = memchr::memrchr(b'\n', bytes) else {
             self.partial[stream].extend_from_slice(bytes);
-            return Ok(());
+            return self.spill(stream);
         };
+        self.end_open()?;
         let (complete, rest) = bytes.split_at(last + 1);
         if self.partial[stream].is_empty() {
             self.emit(complete)?;
@@ -131,7 +149,61 @@ impl LineSink {
             self.emit(&complete[first..])?;
         }
         self.partial[stream].extend_from_slice(rest);
+        self.spill(stream)
+    }
+
+    /// Writes `stream`'s held line to the log once it is longer than the
+    /// cap, leaving it open there.
+    fn spill(&mut self, stream: usize) -> std::io::Result<()> {
+        let cap = crate::classify::LINE_CAP;
+        if self.partial[stream].len() <= cap {
+            return Ok(());
+        }
+        self.end_open()?;
+        let head = std::mem::take(&mut self.partial[stream]);
+        self.observe(&head[..cap]);
+        self.file.write_all(&head)?;
+        self.open = Some(stream);
         Ok(())
+    }
+
+    /// Writes more of the open line of `stream`: all of `bytes` when its
+    /// end is not in them (`None`), else up to its end, returning the rest.
+    /// A CR at the end of `bytes` waits: it may begin the line's CR LF.
+    fn continue_open<'a>(
+        &mut self,
+        stream: usize,
+        bytes: &'a [u8],
+    ) -> std::io::Result<Option<&'a [u8]>> {
+        let mut data = std::mem::take(&mut self.partial[stream]);
+        data.extend_from_slice(bytes);
+        match memchr::memchr(b'\n', &data) {
+            None => {
+                let keep = usize::from(data.last() == Some(&b'\r'));
+                self.file.write_all(&data[..data.len() - keep])?;
+                self.partial[stream] = data[data.len() - keep..].to_vec();
+                Ok(None)
+            }
+            Some(i) => {
+                let line = &data[..i];
+                let line = line.strip_suffix(b"\r").unwrap_or(line);
+                self.file.write_all(line)?;
+                self.file.write_all(b"\n")?;
+                self.open = None;
+                let consumed = i + 1 - (data.len() - bytes.len());
+                Ok(Some(&bytes[consumed.min(bytes.len())..]))
+            }
+        }
+    }
+
+    /// Ends the open overlong line, if any, before other lines are written.
+    fn end_open(&mut self) -> std::io::Result<()> {
+        let Some(stream) = self.open.take() else {
+            return Ok(());
+        };
+        // At most the CR of a line end the line did not get to.
+        self.partial[stream].clear();
+        self.file.write_all(b"\n")
     }
 
     /// Writes `data` (whole lines) to the log. Lines lose a trailing `\r`
@@ -179,6 +251,7 @@ impl LineSink {
         if let Some(display) = self.progress.take() {
             display.clear();
         }
+        self.end_open()?;
         for stream in 0..2 {
             if !self.partial[stream].is_empty() {
                 let mut last = std::mem::take(&mut self.partial[stream]);
@@ -237,6 +310,48 @@ mod tests {
             let mode = std::fs::metadata(&path).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn an_overlong_line_is_written_as_it_comes_and_never_held_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.log");
+        let mut sink = LineSink::new(create(&path).unwrap(), false, None);
+        let cap = crate::classify::LINE_CAP;
+        let long = vec![b'x'; 3 * cap];
+        sink.feed(0, b"[HRR] ").unwrap();
+        for piece in long.chunks(cap / 2) {
+            sink.feed(0, piece).unwrap();
+            assert!(
+                sink.partial[0].len() <= cap,
+                "held {}",
+                sink.partial[0].len()
+            );
+        }
+        sink.feed(0, b"\r").unwrap();
+        sink.feed(0, b"\n[HRR] after\n").unwrap();
+        // Broken where the other stream ends a line meanwhile.
+        sink.feed(1, &long[..cap + 1]).unwrap();
+        sink.feed(0, b"[HRR launch] seq=5\n").unwrap();
+        sink.feed(1, b"yy\n").unwrap();
+        sink.feed(1, &long[..cap + 1]).unwrap();
+        sink.finish(&["[hrr] replay exited with code 0".into()])
+            .unwrap();
+        let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let x = |n: usize| "x".repeat(n);
+        assert_eq!(
+            lines,
+            [
+                format!("[HRR] {}", x(3 * cap)).as_str(),
+                "[HRR] after",
+                x(cap + 1).as_str(),
+                "[HRR launch] seq=5",
+                "yy",
+                x(cap + 1).as_str(),
+                "[hrr] replay exited with code 0",
+            ]
+        );
     }
 
     #[cfg(unix)]

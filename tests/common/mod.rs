@@ -171,8 +171,8 @@ pub struct RecordedLaunch {
     /// Its sequence id, which is also its 0-based event index (one thread,
     /// sequence ids from 0 in file order).
     pub seq: u64,
-    /// The recorded kernel name.
-    pub name: &'static str,
+    /// The recorded kernel name (invalid UTF-8 as U+FFFD, as hrr reads it).
+    pub name: String,
     /// grid.
     pub grid: [u32; 3],
     /// block.
@@ -209,7 +209,14 @@ impl ReplayArchive {
 /// two allocations, an H2D input, `kernels` launched in order with a D2H
 /// check after the second and after the last, frees, a synchronize and a
 /// clean-shutdown trailer.
-pub fn write_replay_archive(root: &Path, pid: u64, kernels: &[&'static str]) -> ReplayArchive {
+pub fn write_replay_archive(root: &Path, pid: u64, kernels: &[&str]) -> ReplayArchive {
+    let names: Vec<&[u8]> = kernels.iter().map(|k| k.as_bytes()).collect();
+    write_replay_archive_bytes(root, pid, &names)
+}
+
+/// [`write_replay_archive`] with kernel names recorded as raw bytes, which
+/// a capture takes from the program as they are (not necessarily UTF-8).
+pub fn write_replay_archive_bytes(root: &Path, pid: u64, kernels: &[&[u8]]) -> ReplayArchive {
     use hrr_testkit::archive::ProcessArchive;
     use hrr_testkit::events::{api, kind, Arg, EventsFile, Launch};
     let mut p = ProcessArchive::new(pid, EventsFile::v7());
@@ -226,12 +233,13 @@ pub fn write_replay_archive(root: &Path, pid: u64, kernels: &[&'static str]) -> 
     let mut d2h = Vec::new();
     for (i, name) in kernels.iter().enumerate() {
         let (grid, block) = ([64 * (i as u32 + 1), 1, 1], [256, 1, 1]);
-        let mut launch = Launch::new(name, grid, block);
+        let mut launch = Launch::new("", grid, block);
+        launch.name = name.to_vec();
         launch.code_object = co;
         launch.args = vec![Arg::Pointer(a), Arg::Pointer(b)];
         launches.push(RecordedLaunch {
             seq: p.events.events(),
-            name,
+            name: String::from_utf8_lossy(name).into_owned(),
             grid,
             block,
         });

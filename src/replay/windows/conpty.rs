@@ -25,7 +25,7 @@ type CloseFn = unsafe extern "system" fn(HPCON);
 type Proc = unsafe extern "system" fn() -> isize;
 
 /// The widest console ConPTY accepts (a `COORD` holds an `i16`).
-const COLUMNS: i16 = i16::MAX;
+pub const COLUMNS: i16 = i16::MAX;
 /// Rows of the console; the rendering scrolls, so few are needed.
 const ROWS: i16 = 64;
 

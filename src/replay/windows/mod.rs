@@ -1,7 +1,8 @@
 //! Native replay on Windows: the player on a pseudo console ([`conpty`]),
 //! inside a kill-on-close Job object ([`job`]), its rendering stripped of
-//! VT sequences ([`vt`]) line by line into the log, bounded by the timeout
-//! and stopped by Ctrl-C ([`ctrl`]).
+//! VT sequences ([`vt`]) and turned back into the player's bytes
+//! ([`codepage`]) line by line into the log, bounded by the timeout and
+//! stopped by Ctrl-C ([`ctrl`]).
 //!
 //! One loop does everything: it takes the output the reader threads hand
 //! over, watches the player, enforces the timeout and reacts to console
@@ -15,6 +16,7 @@
 //! and the log and the warning say that what the player buffered when it
 //! crashed may be missing.
 
+mod codepage;
 mod conpty;
 mod ctrl;
 mod job;
@@ -136,8 +138,9 @@ fn watch(
 ) -> anyhow::Result<Watched> {
     use anyhow::Context as _;
     let deadline = timeout.map(|t| Instant::now() + t);
-    let mut filter = vt::VtFilter::default();
-    let mut text = Vec::new();
+    let mut filter = vt::VtFilter::new(conpty::COLUMNS.unsigned_abs().into());
+    let mut console_bytes = codepage::ConsoleBytes::oem();
+    let (mut text, mut bytes) = (Vec::new(), Vec::new());
     let mut stop = None;
     let mut end = None;
     let mut exited_at: Option<Instant> = None;
@@ -177,16 +180,18 @@ fn watch(
             _ => TICK,
         };
         match rx.recv_timeout(wait.max(Duration::from_millis(10))) {
-            Ok(Chunk::Data(stream, bytes)) => {
+            Ok(Chunk::Data(stream, data)) => {
                 last_output = Instant::now();
-                let bytes = if filtered {
+                let data = if filtered {
                     text.clear();
-                    filter.feed(&bytes, &mut text);
-                    &text
-                } else {
+                    filter.feed(&data, &mut text);
+                    bytes.clear();
+                    console_bytes.feed(&text, &mut bytes);
                     &bytes
+                } else {
+                    &data
                 };
-                sink.feed(stream, bytes)
+                sink.feed(stream, data)
                     .context("cannot write the replay log")?;
             }
             Ok(Chunk::End) => open = open.saturating_sub(1),

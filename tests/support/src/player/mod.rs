@@ -6,6 +6,7 @@
 //! * `HRR_TEST_SCENARIO` — pass (default), d2h_fail, fault_abort,
 //!   fault_error, queue_abort, fatal_api, hang, segv, version_mismatch,
 //!   watchdog, divergence, flood, flood_hang (flood, then hang),
+//!   long_line_fault (one 5 MiB stdout line, then fault_abort),
 //!   hang_grandchild (passes, but leaves a `setsid` daemon holding its
 //!   stdout and stderr);
 //! * `HRR_TEST_FLOOD_MB` — megabytes of verbose lines for `flood` (default 1);

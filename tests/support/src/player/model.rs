@@ -20,8 +20,11 @@ use serde_json::Value;
 /// One recorded kernel launch.
 #[derive(Debug, Clone)]
 pub struct Launch {
-    /// Full recorded kernel name.
+    /// Full recorded kernel name (invalid UTF-8 replaced by U+FFFD).
     pub name: String,
+    /// The recorded name's bytes, as the real player prints them
+    /// (`printf("%s")` of the captured C string, invalid UTF-8 and all).
+    pub raw_name: Vec<u8>,
     /// grid (x, y, z).
     pub grid: [u64; 3],
     /// block (x, y, z).
@@ -236,9 +239,11 @@ pub fn load(dir: &Path) -> Result<Archive, LoadError> {
     let mut events = Events::open(dir).map_err(fail)?;
     let table = events.table();
     let mut steps = Vec::new();
+    let mut raw = RawRecords::open(dir);
     while let Some(e) = events.next_matching(0, None).map_err(fail)? {
         let v7 = table.canonical(e.id).unwrap_or(u16::MAX);
-        steps.push(step(e, v7));
+        let raw_name = raw.kernel_name(&e, v7);
+        steps.push(step(e, v7, raw_name));
     }
     // The real player replays in sequence order; a stable sort keeps the
     // file order of equal sequence ids.
@@ -271,13 +276,48 @@ pub fn load(dir: &Path) -> Result<Archive, LoadError> {
     })
 }
 
-fn step(e: DecodedEvent, v7: u16) -> Step {
+/// `events.bin` read again record by record, for what the decoded
+/// fields give only as text: the kernel name's bytes.
+struct RawRecords {
+    file: Option<std::fs::File>,
+}
+
+impl RawRecords {
+    fn open(dir: &Path) -> RawRecords {
+        RawRecords {
+            file: std::fs::File::open(dir.join("events.bin")).ok(),
+        }
+    }
+
+    /// The kernel name's bytes of launch record `e` (`v7`: its canonical
+    /// API id); empty when the record cannot be read again.
+    fn kernel_name(&mut self, e: &DecodedEvent, v7: u16) -> Vec<u8> {
+        use hrr::archive::format::payloads::{decode, Payload};
+        use std::io::{Seek, SeekFrom};
+        let (Some(file), true) = (&mut self.file, e.fields.contains_key("grid")) else {
+            return Vec::new();
+        };
+        // `payload_length` counts the whole record, header included, and
+        // the payload layouts index into it.
+        let mut record = vec![0u8; (e.length as usize).min(MAX_RECORD_BYTES as usize)];
+        let read = file
+            .seek(SeekFrom::Start(e.offset))
+            .and_then(|_| file.read_exact(&mut record));
+        match (read, decode(Some(v7), &record)) {
+            (Ok(()), Payload::Launch(l)) => l.name.to_vec(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn step(e: DecodedEvent, v7: u16, raw_name: Vec<u8>) -> Step {
     let action = if let Some(Value::String(name)) = e.fields.get("kernel") {
         // Launch payloads carry a grid; graph kernel nodes do not and are
         // not launches.
         match e.fields.get("grid") {
             Some(grid) => Action::Launch(Launch {
                 name: name.clone(),
+                raw_name,
                 grid: dims(grid),
                 block: dims(e.fields.get("block").unwrap_or(&Value::Null)),
                 shared: e

@@ -43,12 +43,10 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
             err(&format!("[HRR] Replay stopped: data divergence exceeded threshold ({n}/{n} D2H validations failed). This is a replay-fidelity limit (nondeterministic GPU reductions in an unstable workload), not an HRR bug — see the [HRR] replay DIVERGED message above."));
             finish(out, 2)
         }
-        "fault_abort" => {
-            if let Some(k) = replay.up_to_last_launch() {
-                err(&format!(":0:rocdevice.cpp            :3678: 3194366185 us:  Memory Fault Error [host: node01, GPU index: 0, faulting addr: 0x7f3a2c600000, kernel: {}]", k.name));
-            }
-            err("Memory access fault by GPU node-2 (Agent handle: 0x55d5c2a1e6b0) on address 0x7f3a2c600000. Reason: Page not present or supervisor privilege.");
-            output::abort()
+        "fault_abort" => fault_abort(&mut replay),
+        "long_line_fault" => {
+            long_line(out);
+            fault_abort(&mut replay)
         }
         "fault_error" => {
             fault_error(&mut replay, opts);
@@ -145,6 +143,35 @@ pub fn run(scenario: &str, opts: &Options, archive: &Archive, out: &mut CStdout)
             output::exit(out, 99)
         }
     }
+}
+
+/// A GPU memory fault at the last launch, which the runtime reports by
+/// name (the recorded name's bytes) and ends with `abort()` (§2d).
+fn fault_abort(replay: &mut Replay<'_>) -> ! {
+    if let Some(k) = replay.up_to_last_launch() {
+        let mut line = b":0:rocdevice.cpp            :3678: 3194366185 us:  Memory Fault Error [host: node01, GPU index: 0, faulting addr: 0x7f3a2c600000, kernel: ".to_vec();
+        line.extend_from_slice(&k.raw_name);
+        line.extend_from_slice(b"]\n");
+        output::err_bytes(&line);
+    }
+    err("Memory access fault by GPU node-2 (Agent handle: 0x55d5c2a1e6b0) on address 0x7f3a2c600000. Reason: Page not present or supervisor privilege.");
+    output::abort()
+}
+
+/// Bytes of the one line [`long_line`] prints.
+const LONG_LINE: usize = 5 << 20;
+
+/// One 5 MiB stdout line, flushed: a runaway debug print, which a runner
+/// must take in bounded memory without losing the lines after it.
+fn long_line(out: &mut CStdout) {
+    let mut line = String::with_capacity(LONG_LINE);
+    line.push_str("[HRR] debug: ");
+    while line.len() < LONG_LINE {
+        line.push_str("0123456789abcdef");
+    }
+    line.truncate(LONG_LINE);
+    out.line(&line);
+    out.flush();
 }
 
 /// A GPU fault the runtime returns as a HIP error (reference §2j item 6):
@@ -268,8 +295,8 @@ impl<'a> Replay<'a> {
             err(&format!("[HRR] Event {}: {}", s.index, s.api));
         }
         if let (Some(k), true) = (s.launch(), self.opts.trace_kernels) {
-            err(&format!(
-                "[HRR launch] seq={} kernel={} launch={} grid={} block={} shared={} args={} snapshots={} name=\"{}\"",
+            let mut line = format!(
+                "[HRR launch] seq={} kernel={} launch={} grid={} block={} shared={} args={} snapshots={} name=\"",
                 s.seq,
                 self.launched + 1,
                 if k.ext { "EXT" } else { "MOD" },
@@ -278,8 +305,11 @@ impl<'a> Replay<'a> {
                 k.shared,
                 k.args,
                 k.snapshots,
-                k.name
-            ));
+            )
+            .into_bytes();
+            line.extend_from_slice(&k.raw_name);
+            line.extend_from_slice(b"\"\n");
+            output::err_bytes(&line);
         }
     }
 
