@@ -271,6 +271,43 @@ fn o_dir_gets_one_file_per_process_distinct_for_roots_of_the_same_name() {
     );
 }
 
+#[test]
+fn a_run_refused_by_its_replay_plan_leaves_no_o_dir_and_no_workdir() {
+    let sb = Sandbox::new();
+    capture_root(&sb.path().join("a/capture.hrr"));
+    capture_root(&sb.path().join("b/capture.hrr"));
+    let no_gpu = format!("replay.kfd={}", sb.path().join("no-kfd").display());
+    let refusals: [(&[&str], &str); 2] = [
+        (
+            &["-c", &no_gpu, "triage", "--replay", "native"],
+            "error: no GPU device: ",
+        ),
+        (
+            &["triage", "--replay", "docker"],
+            "error: docker replay needs an image: pass --image IMG or set docker.image",
+        ),
+    ];
+    for (flags, error) in refusals {
+        let out = sb
+            .hrr()
+            .args(flags)
+            .args(["a/capture.hrr", "b/capture.hrr", "-o", "out"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+        assert_eq!(errors.len(), 1, "{err}");
+        assert!(errors[0].starts_with(error), "{err}");
+        assert!(!sb.path().join("out").exists(), "{flags:?} left -o out");
+        assert!(
+            !sb.path().join("work").exists(),
+            "{flags:?} left the workdir"
+        );
+        assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    }
+}
+
 /// A host with four GPUs for the replays: a readable stand-in for
 /// /dev/kfd, a ROCm tree matching the capture's HIP runtime, a rocm-smi
 /// listing four gfx942 GPUs, and the test player behind a wrapper that logs

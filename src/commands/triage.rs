@@ -155,8 +155,10 @@ fn many(
         }
     }
     let mut sink = Sink::open(format, args.output.as_deref(), several)?;
-    let workdir = hrr::workdir::ensure(&ctx.config, &|m| ctx.ui.warn(m))?;
+    // Nothing is created before the plan, which can still refuse the run.
     let plan = make_plan(&ctx, args)?;
+    let workdir = hrr::workdir::ensure(&ctx.config, &|m| ctx.ui.warn(m))?;
+    sink.start()?;
     let metadata_only = plan.get("mode").and_then(|m| m.as_str()) == Some("metadata");
     let count = archives.len();
     let slots = hrr::fleet::triage::slots(metadata_only, gpus.as_deref(), count);
@@ -287,7 +289,8 @@ struct Sink {
 
 impl Sink {
     /// Checks and opens `-o` before any work: a directory when `several`
-    /// archives are triaged (created when missing), else a file.
+    /// archives are triaged (created by [`Sink::start`] once the work
+    /// starts, so a run refused before that leaves none), else a file.
     fn open(format: Format, output: Option<&Path>, several: bool) -> anyhow::Result<Sink> {
         let mut sink = Sink {
             format,
@@ -299,18 +302,29 @@ impl Sink {
         match output {
             Some(dir) if several => {
                 hrr::safety::ensure_not_in_archive(dir)?;
-                std::fs::create_dir_all(dir).with_context(|| {
-                    format!(
-                        "cannot use {} as the -o directory of the findings",
+                if dir.exists() && !dir.is_dir() {
+                    bail!(
+                        "cannot use {} as the -o directory of the findings: it is not a directory (give a new or existing directory)",
                         dir.display()
-                    )
-                })?;
+                    );
+                }
                 sink.dir = Some(dir.to_path_buf());
             }
             Some(file) => sink.file = Some((file.to_path_buf(), hrr::output_file::open(file)?)),
             None => {}
         }
         Ok(sink)
+    }
+
+    /// Creates the `-o` directory when it is missing: the work starts.
+    fn start(&self) -> anyhow::Result<()> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        std::fs::create_dir_all(dir).with_context(|| {
+            format!(
+                "cannot use {} as the -o directory of the findings",
+                dir.display()
+            )
+        })
     }
 
     /// Prints `f` (jsonl, markdown) or keeps it (json), and writes its file
