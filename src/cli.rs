@@ -501,12 +501,14 @@ pub struct ArchiveEventsArgs {
     pub api: Option<String>,
 }
 
-/// The flag of `hrr replay` and `hrr triage` that sets an
-/// [`Overrides`] field, as the config names it as the value's origin.
+/// The flag of `hrr replay` and `hrr triage` that sets an [`Overrides`]
+/// or [`TriageOverrides`] field, as the config names it as the value's
+/// origin.
 pub fn replay_flag(field: &str) -> String {
     match field {
         "mode" => "--replay".to_string(),
         "sync" => "--no-sync".to_string(),
+        "proceed" => "--yes".to_string(),
         other => format!("--{other}"),
     }
 }
@@ -525,15 +527,109 @@ impl ReplayArgs {
 }
 
 impl TriageArgs {
-    /// The replay settings these flags give on top of the config.
-    pub fn overrides(&self) -> Overrides {
-        Overrides {
-            mode: self.replay,
-            gpu: self.gpu.map(GpuChoice::Ordinal),
-            timeout: self.timeout.clone(),
-            sync: self.no_sync.then_some(SyncMode::None),
-            image: self.image.clone(),
-            ..Overrides::default()
+    /// The settings these flags give on top of the config.
+    pub fn overrides(&self) -> TriageOverrides {
+        TriageOverrides {
+            replay: Overrides {
+                mode: self.replay,
+                gpu: self.gpu.map(GpuChoice::Ordinal),
+                timeout: self.timeout.clone(),
+                sync: self.no_sync.then_some(SyncMode::None),
+                image: self.image.clone(),
+                ..Overrides::default()
+            },
+            workdir: self.workdir.clone(),
+            format: self.format,
+            proceed: self.yes,
         }
+    }
+}
+
+/// The settings the flags of `hrr triage` give on top of the config: the
+/// replay's and the triage's own, applied as one layer.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TriageOverrides {
+    /// The replay's settings (`--replay`, `--gpu`, `--timeout`, …).
+    pub replay: Overrides,
+    /// `output.workdir` (`--workdir`).
+    pub workdir: Option<PathBuf>,
+    /// `output.format` (`--format`).
+    pub format: Option<Format>,
+    /// `preflight.continue` (`--yes`); `false` leaves the config's value.
+    pub proceed: bool,
+}
+
+impl TriageOverrides {
+    /// `config` with these settings applied, each value's origin the flag
+    /// that gave it.
+    pub fn apply(&self, config: &hrr::config::Config) -> anyhow::Result<hrr::config::Config> {
+        let mut settings = self.replay.settings();
+        settings.extend([
+            (
+                "output.workdir",
+                "workdir",
+                self.workdir.as_ref().map(|w| w.display().to_string()),
+            ),
+            (
+                "output.format",
+                "format",
+                self.format.map(|f| f.name().to_string()),
+            ),
+            (
+                "preflight.continue",
+                "proceed",
+                self.proceed.then(|| "true".to_string()),
+            ),
+        ]);
+        hrr::replay::overrides::apply(config, settings, replay_flag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn triage_flags_land_on_their_keys_as_one_layer_named_by_flag() {
+        let cli = Cli::try_parse_from([
+            "hrr",
+            "triage",
+            "a.hrr",
+            "--yes",
+            "--format",
+            "jsonl",
+            "--workdir",
+            "/w",
+            "--gpu",
+            "2",
+            "--no-sync",
+        ])
+        .unwrap();
+        let Some(Builtin::Triage(args)) = cli.command else {
+            panic!("not triage: {cli:?}");
+        };
+        let base = hrr::config::Config::with_overrides(&[]).unwrap();
+        let c = args.overrides().apply(&base).unwrap();
+        let origin = |key: &str| c.entry(key).unwrap().origin.to_string();
+        assert!(c.bool("preflight.continue"));
+        assert_eq!(origin("preflight.continue"), "flag --yes true");
+        assert_eq!(c.str("output.format"), Some("jsonl"));
+        assert_eq!(origin("output.format"), "flag --format jsonl");
+        assert_eq!(c.str("output.workdir"), Some("/w"));
+        assert_eq!(origin("output.workdir"), "flag --workdir /w");
+        assert_eq!(origin("replay.gpu"), "flag --gpu 2");
+        assert_eq!(c.str("replay.sync"), Some("none"));
+        // Without the flags the config's own values stay.
+        let cli = Cli::try_parse_from(["hrr", "triage", "a.hrr"]).unwrap();
+        let Some(Builtin::Triage(args)) = cli.command else {
+            panic!("not triage: {cli:?}");
+        };
+        let c = args.overrides().apply(&base).unwrap();
+        assert_eq!(
+            c.entry("preflight.continue").map(|e| e.origin.to_string()),
+            base.entry("preflight.continue")
+                .map(|e| e.origin.to_string())
+        );
+        assert_eq!(c.str("output.format"), base.str("output.format"));
     }
 }

@@ -35,10 +35,7 @@ pub fn run(ctx: Context, global: &GlobalArgs, args: &TriageArgs) -> anyhow::Resu
         hrr::ui::print(workflow.text()?)?;
         return Ok(0);
     }
-    let config = args
-        .overrides()
-        .apply(&ctx.config, crate::cli::replay_flag)?
-        .with_flags(&output_flags(args))?;
+    let config = args.overrides().apply(&ctx.config)?;
     let mut paths = args.archives.clone();
     if let Some(list) = &args.from {
         paths.extend(expand::read_list(list)?);
@@ -380,25 +377,4 @@ impl Sink {
             None => Ok(None),
         }
     }
-}
-
-/// The flags of `hrr triage` beyond the replay's, as config settings.
-fn output_flags(args: &TriageArgs) -> [(&'static str, Option<String>, &'static str); 3] {
-    [
-        (
-            "output.workdir",
-            args.workdir.as_ref().map(|w| w.display().to_string()),
-            "--workdir",
-        ),
-        (
-            "output.format",
-            args.format.map(|f| f.name().to_string()),
-            "--format",
-        ),
-        (
-            "preflight.continue",
-            args.yes.then(|| "true".to_string()),
-            "--yes",
-        ),
-    ]
 }

@@ -24,7 +24,7 @@ pub mod gpu;
 mod interrupt;
 mod logfile;
 pub mod native;
-mod overrides;
+pub mod overrides;
 mod progress;
 mod sink;
 mod target;

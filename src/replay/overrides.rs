@@ -31,6 +31,11 @@ pub struct Overrides {
     pub image: Option<String>,
 }
 
+/// One typed setting as the config takes it: its key, the field whose
+/// origin names it (see [`Overrides::apply`]), and its value (`None`:
+/// unset, the config's value stays).
+pub type Setting = (&'static str, &'static str, Option<String>);
+
 impl Overrides {
     /// `config` with these settings applied. `origin` names where a setting
     /// came from (a flag, a Lua field) from its field name (`"mode"`,
@@ -41,11 +46,17 @@ impl Overrides {
         config: &Config,
         origin: impl Fn(&str) -> String,
     ) -> anyhow::Result<Config> {
+        apply(config, self.settings(), origin)
+    }
+
+    /// These settings, for a front end that layers more of its own with
+    /// them ([`apply`]).
+    pub fn settings(&self) -> Vec<Setting> {
         let gpu = self.gpu.map(|g| match g {
             GpuChoice::Auto => "auto".to_string(),
             GpuChoice::Ordinal(n) => n.to_string(),
         });
-        let settings = [
+        vec![
             (
                 "replay.mode",
                 "mode",
@@ -74,15 +85,24 @@ impl Overrides {
                 self.player.as_ref().map(|p| p.display().to_string()),
             ),
             ("docker.image", "image", self.image.clone()),
-        ];
-        let labels: Vec<String> = settings.iter().map(|(_, field, _)| origin(field)).collect();
-        let flags: Vec<(&str, Option<String>, &str)> = settings
-            .into_iter()
-            .zip(&labels)
-            .map(|((key, _, value), label)| (key, value, label.as_str()))
-            .collect();
-        config.with_flags(&flags)
+        ]
     }
+}
+
+/// `config` with `settings` applied as one layer above every other, each
+/// value's origin named by `origin` from its field.
+pub fn apply(
+    config: &Config,
+    settings: Vec<Setting>,
+    origin: impl Fn(&str) -> String,
+) -> anyhow::Result<Config> {
+    let labels: Vec<String> = settings.iter().map(|(_, field, _)| origin(field)).collect();
+    let flags: Vec<(&str, Option<String>, &str)> = settings
+        .into_iter()
+        .zip(&labels)
+        .map(|((key, _, value), label)| (key, value, label.as_str()))
+        .collect();
+    config.with_flags(&flags)
 }
 
 #[cfg(test)]
