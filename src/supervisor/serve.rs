@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::sys::prctl;
-use nix::sys::signal::{raise, sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+use nix::sys::signal::{
+    raise, sigaction, sigprocmask, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow, Signal,
+};
 use nix::sys::time::TimeSpec;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{getpgrp, getpid, getppid, setpgid, Pid};
@@ -64,9 +66,9 @@ pub(super) fn main(args: &[OsString]) -> i32 {
         );
         return 2;
     };
-    if !prepare(call.parent) {
+    let Some(given_mask) = prepare(call.parent) else {
         return 1;
-    }
+    };
     // A group made for the program (the supervisor leads it) goes to the
     // program, which leads a group of its own as it would unsupervised.
     let own_group = getpgrp() == getpid();
@@ -74,6 +76,17 @@ pub(super) fn main(args: &[OsString]) -> i32 {
     program.args(&call.args);
     if own_group {
         program.process_group(0);
+    }
+    // The spawn keeps this process's signal mask, in which the wake-up
+    // signals are blocked: the program gets the mask `hrr` gave it, else
+    // it could not be interrupted, or stopped by TERM (only by KILL).
+    // SAFETY: between fork and exec only sigprocmask(2) is called, which is
+    // async-signal-safe, and nothing is allocated.
+    unsafe {
+        program.pre_exec(move || {
+            sigprocmask(SigmaskHow::SIG_SETMASK, Some(&given_mask), None)
+                .map_err(std::io::Error::from)
+        });
     }
     let mut report = std::fs::File::from(call.report);
     let pid = match program.spawn() {
@@ -137,9 +150,10 @@ fn parse(args: &[OsString]) -> Option<Call> {
 }
 
 /// Signal handling, subreaper and parent-death signal, each as far as the
-/// system allows; false when `parent` is already gone (it died before the
+/// system allows; returns the signal mask `hrr` gave this process (the
+/// program's), or `None` when `parent` is already gone (it died before the
 /// parent-death signal was armed).
-fn prepare(parent: Pid) -> bool {
+fn prepare(parent: Pid) -> Option<SigSet> {
     let wake = SigAction::new(
         SigHandler::Handler(woken),
         SaFlags::empty(),
@@ -163,12 +177,12 @@ fn prepare(parent: Pid) -> bool {
     // SAFETY: SIG_IGN runs no code.
     let _ = unsafe { nix::sys::signal::signal(Signal::SIGPIPE, SigHandler::SigIgn) };
     // Blocked except while waiting (see `wait_for`), so none is missed
-    // between a check and the wait; the spawn clears the mask for the
-    // program.
+    // between a check and the wait; the program's spawn unblocks them.
+    let given = SigSet::thread_get_mask().unwrap_or_else(|_| SigSet::empty());
     let _ = wake_set().thread_block();
     let _ = prctl::set_child_subreaper(true);
     let _ = prctl::set_pdeathsig(Signal::SIGTERM);
-    getppid() == parent
+    (getppid() == parent).then_some(given)
 }
 
 /// Set by TERM, INT or HUP: the program's group is being stopped.
