@@ -1,8 +1,11 @@
-//! SIGINT/SIGTERM/SIGHUP to `hrr` while a replay runs. The player lives in
-//! its own process group, so Ctrl-C at the terminal reaches only `hrr`;
-//! without these handlers `hrr` would die and leave the player running. The
-//! handler only records the signal; the capture loop stops the group, writes
-//! the marker and returns.
+//! SIGINT/SIGTERM/SIGHUP to `hrr` while a replay, or the workers of a
+//! triage over many archives, run. The player and each worker live in a
+//! process group of their own, so Ctrl-C at the terminal reaches only
+//! `hrr`; without these handlers `hrr` would die and leave them running.
+//! The handler only records the signal; the replay's capture loop stops the
+//! player's group, writes the marker and returns, and a run over many
+//! archives passes the signal on to its workers
+//! ([`crate::subprocess::ExecOptions::interrupt_grace`]).
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -17,7 +20,8 @@ extern "C" fn record(sig: nix::libc::c_int) {
     PENDING.store(sig, Ordering::SeqCst);
 }
 
-/// The handlers while a replay runs; dropping it restores the previous ones.
+/// The handlers while a replay or workers run; dropping it restores the
+/// previous ones.
 pub struct Guard {
     previous: Vec<(Signal, SigAction)>,
 }

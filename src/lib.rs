@@ -16,6 +16,8 @@ pub mod executable;
 pub mod external_search;
 pub mod finding;
 pub mod fleet;
+#[cfg(unix)]
+pub mod interrupt;
 pub mod lua;
 pub mod output_file;
 pub mod playback;

@@ -28,6 +28,14 @@ pub struct ExecOptions {
     pub env: Vec<(String, String)>,
     /// Working directory.
     pub cwd: Option<PathBuf>,
+    /// On Unix, pass an interrupt of `hrr` (SIGINT, SIGTERM or SIGHUP, as
+    /// [`crate::interrupt`]'s handlers record it; the caller installs
+    /// them) on to the program, so it can end as it would at the terminal,
+    /// then stop its whole process group after this long. The signal goes
+    /// to the program alone, as Ctrl-C at the terminal would: signalling
+    /// its group would also wake its supervisor, which kills at once
+    /// whatever the program started outside the group (its own replay).
+    pub interrupt_grace: Option<Duration>,
 }
 
 /// What a captured run produced and how it ended.
@@ -101,7 +109,7 @@ pub fn run<S: AsRef<OsStr>>(argv: &[S], opts: &ExecOptions) -> anyhow::Result<Ca
     let mut child = spawned.child;
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
-    let (status, timed_out) = wait(&mut child, spawned.pid, opts.timeout)?;
+    let (status, timed_out) = wait(&mut child, spawned.pid, opts)?;
     let until = Instant::now() + DRAIN_AFTER_EXIT;
     let mut captured = Captured {
         timed_out,
@@ -140,10 +148,15 @@ fn drain<R: Read + Send + 'static>(stream: Option<R>) -> Drain {
         let kept = Arc::clone(&kept);
         std::thread::spawn(move || {
             let mut buf = [0u8; 64 * 1024];
-            while let Ok(n) = stream.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
+            loop {
+                // A signal handled by `hrr` (an interrupt passed on to
+                // the program) may interrupt the read: read on.
+                let n = match stream.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(_) => break,
+                };
                 let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
                 let room = CAPTURE_LIMIT.saturating_sub(kept.len());
                 kept.extend_from_slice(&buf[..n.min(room)]);
@@ -154,21 +167,59 @@ fn drain<R: Read + Send + 'static>(stream: Option<R>) -> Drain {
     Drain { kept, ended }
 }
 
+/// Waits for `child` (leading the process group `group`) as `opts` says;
+/// returns how it ended and whether the time limit ran out.
 fn wait(
     child: &mut Child,
     group: u32,
-    timeout: Option<Duration>,
+    opts: &ExecOptions,
 ) -> anyhow::Result<(std::process::ExitStatus, bool)> {
     let start = Instant::now();
+    let mut passed_on: Option<Instant> = None;
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok((status, false));
         }
-        if timeout.is_some_and(|t| start.elapsed() >= t) {
+        if opts.timeout.is_some_and(|t| start.elapsed() >= t) {
             kill_group(child, group);
             return Ok((child.wait()?, true));
         }
+        if let Some(grace) = opts.interrupt_grace {
+            match passed_on {
+                Some(at) if at.elapsed() >= grace => {
+                    kill_group(child, group);
+                    return Ok((child.wait()?, false));
+                }
+                Some(_) => {}
+                None => {
+                    if pass_on_interrupt(group) {
+                        passed_on = Some(Instant::now());
+                    }
+                }
+            }
+        }
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Sends the signal that interrupted `hrr`, if one did, to the program
+/// `pid`; whether one did.
+fn pass_on_interrupt(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{kill, Signal};
+        let Some(sig) = crate::interrupt::pending() else {
+            return false;
+        };
+        if let Ok(sig) = Signal::try_from(sig) {
+            let _ = kill(nix::unistd::Pid::from_raw(pid as i32), sig);
+        }
+        true
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
     }
 }
 

@@ -469,6 +469,28 @@ fn group_alive(pgid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// The replay logs under `dir`, at any depth, with their text.
+fn replay_logs(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut found = Vec::new();
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.starts_with("hrr-replay-") && name.ends_with(".log") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                found.push((path, text));
+            }
+        }
+    }
+    found
+}
+
+/// On Ctrl-C each worker's replay ends as a single run's does (the marker
+/// in its log, its finding UNKNOWN with the interrupt), and hrr exits 130;
+/// on SIGKILL the workers and replays die with hrr all the same.
 #[test]
 fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
     use nix::sys::signal::{kill, Signal};
@@ -476,13 +498,16 @@ fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
     use std::time::{Duration, Instant};
     for signal in [Signal::SIGINT, Signal::SIGKILL] {
         let host = GpuHost::new();
-        for i in 0..2 {
+        // Three archives on two GPUs: the third waits for a GPU.
+        for i in 0..3 {
             capture_root(&host.sb.path().join(format!("n/run{i}/capture.hrr")));
         }
+        let out_file = host.sb.path().join("out.jsonl");
         let mut cmd = host.process();
         cmd.env("HRR_TEST_SCENARIO", "hang")
             .args(["triage", "n", "--gpus", "0,1", "--yes", "--timeout", "5m"])
-            .stdout(std::process::Stdio::null())
+            .args(["--format", "jsonl"])
+            .stdout(std::fs::File::create(&out_file).unwrap())
             .stderr(std::process::Stdio::null());
         let mut hrr = common::default_signals(&mut cmd).spawn().unwrap();
         // Both replays started: the located player's --version, then two more.
@@ -507,8 +532,9 @@ fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
                 "replay {g} is hanging before the kill"
             );
         }
+        let signalled = Instant::now();
         kill(Pid::from_raw(hrr.id() as i32), signal).unwrap();
-        hrr.wait().unwrap();
+        let status = hrr.wait().unwrap();
         let until = Instant::now() + Duration::from_secs(10);
         let mut left: Vec<i32> = started.iter().flat_map(|&g| group_alive(g)).collect();
         while !left.is_empty() && Instant::now() < until {
@@ -520,6 +546,47 @@ fn workers_and_their_replays_end_with_hrr_on_ctrl_c_and_on_sigkill() {
             Vec::<i32>::new(),
             "after {signal}, these outlived hrr"
         );
+        if signal != Signal::SIGINT {
+            continue;
+        }
+        assert_eq!(status.code(), Some(130), "hrr exits 128 + SIGINT");
+        assert!(
+            signalled.elapsed() < Duration::from_secs(30),
+            "the workers ended within their grace"
+        );
+        let text = std::fs::read_to_string(&out_file).unwrap();
+        let found: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(found.len(), 3, "every archive still has a finding: {text}");
+        let logs = replay_logs(&host.sb.path().join("work"));
+        let mut interrupted = 0;
+        for f in &found {
+            assert_eq!(f["outcome"], "UNKNOWN", "{f}\n{logs:?}");
+            let error = f["error"].as_str().unwrap_or_default();
+            if error
+                .contains("replay interrupted by signal 2: the player's process group was stopped")
+            {
+                interrupted += 1;
+            } else {
+                assert_eq!(
+                    error,
+                    "not triaged: hrr was interrupted by signal 2 before this archive's turn",
+                    "{f}"
+                );
+            }
+        }
+        assert_eq!(interrupted, 2, "{text}");
+        assert_eq!(logs.len(), 2, "{logs:?}");
+        for (path, log) in &logs {
+            assert!(
+                log.lines()
+                    .any(|l| l == "[hrr] replay interrupted: hrr received signal 2"),
+                "{}: {log}",
+                path.display()
+            );
+        }
     }
 }
 

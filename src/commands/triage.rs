@@ -169,7 +169,7 @@ fn many(
     let mut done = 0;
     let mut code = 0;
     let mut failure: Option<anyhow::Error> = None;
-    hrr::fleet::triage::run(&worker, archives, &slots, |triaged| {
+    let interrupted = hrr::fleet::triage::run(&worker, archives, &slots, |triaged| {
         done += 1;
         code = code.max(triaged.exit_code);
         for f in &triaged.findings {
@@ -182,12 +182,19 @@ fn many(
                 failure = sink.add(f, &triaged.archive).err();
             }
         }
-    });
+    })?;
     if let Some(e) = failure {
         return Err(e);
     }
     if let Some(path) = sink.finish()? {
         ctx.ui.status(&format!("wrote {}", path.display()));
+    }
+    if let Some(sig) = interrupted {
+        return Err(hrr::error::Failure::new(
+            128 + sig,
+            format!("triage interrupted by signal {sig}: the workers were stopped; each archive's finding says how far it got"),
+        )
+        .into());
     }
     Ok(if args.exit_code { code } else { 0 })
 }

@@ -3,12 +3,27 @@
 //! slot is one GPU (`--gpus`), so no two replays share a GPU; a run that
 //! replays without a GPU list has one slot (the GPU `replay.gpu` names);
 //! a metadata-only run has one slot per CPU.
+//!
+//! Ctrl-C (SIGINT, or SIGTERM/SIGHUP) reaches only the `hrr` that runs the
+//! workers, as each leads a process group of its own. On Unix it is passed
+//! on to every running worker, whose replay then ends as a single run's
+//! does: the player's group stopped and the interrupt marker written to its
+//! log, so its archive's finding is UNKNOWN with the worker's "replay
+//! interrupted" error. A worker still running after [`WORKER_GRACE`] has
+//! its group stopped. Archives not yet started get an UNKNOWN finding that
+//! says they were not triaged.
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 use super::worker::{Triaged, Worker};
+
+/// How long a worker has, once the interrupt was passed on, to end its
+/// replay as a single run does (the replay gives its player a grace of its
+/// own, then a docker stop may take a while) before its group is stopped.
+pub const WORKER_GRACE: Duration = Duration::from_secs(10);
 
 /// The slots of a run: `Some(gpu)` replays on that visible GPU, `None` on
 /// the worker's own choice (or not at all).
@@ -25,19 +40,26 @@ pub fn slots(metadata_only: bool, gpus: Option<&[u32]>, archives: usize) -> Vec<
 
 /// Triages every archive with `worker`, one at a time per slot of `slots`,
 /// calling `done` on this thread as each archive is finished (in the order
-/// they finish).
+/// they finish). Returns the signal that interrupted the run, if one did
+/// (see the module doc); every archive still gets its `done`.
 pub fn run(
     worker: &Worker,
     archives: Vec<PathBuf>,
     slots: &[Option<u32>],
     done: impl FnMut(Triaged),
-) {
+) -> anyhow::Result<Option<i32>> {
+    #[cfg(unix)]
+    let _signals = crate::interrupt::install()?;
     each_in_slots(
         archives,
         slots,
-        |archive, gpu| worker.run(&archive, gpu),
+        |archive, gpu| match crate::replay::interrupted() {
+            Some(sig) => Triaged::not_started(archive, sig),
+            None => worker.run(&archive, gpu),
+        },
         done,
     );
+    Ok(crate::replay::interrupted())
 }
 
 /// Runs `work(job, slot)` for every job, at most one job per slot at a

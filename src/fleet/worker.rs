@@ -68,8 +68,12 @@ impl Worker {
     /// Triages `archive` in a worker and waits for it.
     pub fn run(&self, archive: &Path, gpu: Option<u32>) -> Triaged {
         let argv = self.argv(archive, gpu);
-        let result = crate::subprocess::run(&argv, &ExecOptions::default())
-            .and_then(|out| findings(&out).map(|f| (f, out)));
+        let opts = ExecOptions {
+            interrupt_grace: Some(super::triage::WORKER_GRACE),
+            ..ExecOptions::default()
+        };
+        let result =
+            crate::subprocess::run(&argv, &opts).and_then(|out| findings(&out).map(|f| (f, out)));
         match result {
             Ok((findings, out)) => Triaged {
                 archive: archive.to_path_buf(),
@@ -81,6 +85,20 @@ impl Worker {
                 findings: vec![failed(archive, format!("{e:#}"))],
                 exit_code: UNKNOWN_EXIT,
             },
+        }
+    }
+}
+
+impl Triaged {
+    /// `archive`, not triaged because signal `sig` interrupted the run
+    /// before its turn.
+    pub fn not_started(archive: PathBuf, sig: i32) -> Triaged {
+        let why =
+            format!("not triaged: hrr was interrupted by signal {sig} before this archive's turn");
+        Triaged {
+            findings: vec![failed(&archive, why)],
+            archive,
+            exit_code: UNKNOWN_EXIT,
         }
     }
 }

@@ -46,7 +46,12 @@ fn options(opts: Option<Table>) -> mlua::Result<ExecOptions> {
         .into_iter()
         .collect();
     let cwd = t.get::<Option<String>>("cwd")?.map(Into::into);
-    Ok(ExecOptions { timeout, env, cwd })
+    Ok(ExecOptions {
+        timeout,
+        env,
+        cwd,
+        ..ExecOptions::default()
+    })
 }
 
 /// A timeout given as a number of seconds: a whole or fractional number

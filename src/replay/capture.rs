@@ -43,9 +43,9 @@ use nix::errno::Errno;
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-use super::interrupt;
 use super::sink::LineSink;
 use super::Launch;
+use crate::interrupt;
 
 /// Time between TERM and KILL when stopping the player's group.
 const TERM_GRACE: Duration = Duration::from_secs(2);

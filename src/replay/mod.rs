@@ -20,8 +20,6 @@ mod command;
 pub mod docker;
 mod ending;
 pub mod gpu;
-#[cfg(unix)]
-mod interrupt;
 mod logfile;
 pub mod native;
 pub mod overrides;
@@ -348,7 +346,7 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
 pub fn interrupted() -> Option<i32> {
     #[cfg(unix)]
     {
-        interrupt::pending()
+        crate::interrupt::pending()
     }
     #[cfg(windows)]
     {
