@@ -299,7 +299,10 @@ pub struct TriageArgs {
     #[arg(long, value_name = "DIR")]
     pub workdir: Option<PathBuf>,
     /// Also write the finding to FILE (never inside the archive); with
-    /// several archives, a directory that gets one JSON finding per process.
+    /// several archives, a directory that gets one JSON finding per process,
+    /// <root name>-<hash>-pid-<pid>.finding.json, or
+    /// <root name>-<hash>.finding.json for a root that could not be
+    /// resolved into processes.
     #[arg(short = 'o', long, value_name = "FILE|DIR")]
     pub output: Option<PathBuf>,
     /// Finding format on stdout and in files (config output.format); jsonl

@@ -249,6 +249,48 @@ fn o_dir_gets_one_file_per_process_distinct_for_roots_of_the_same_name() {
     }
     let expected: BTreeSet<PathBuf> = [a, b].iter().map(|p| p.canonicalize().unwrap()).collect();
     assert_eq!(about, expected);
+    // --all, with a root that cannot be resolved into processes (its one
+    // pid-* directory has no event stream): that root's finding is named
+    // without a pid, the good root's per process.
+    let empty = sb.path().join("empty.hrr");
+    std::fs::create_dir_all(empty.join("pid-77")).unwrap();
+    sb.write("empty.hrr/manifest.json", "{\"pids\": [77]}");
+    let out = sb
+        .hrr()
+        .args([
+            "triage",
+            "a/capture.hrr",
+            "empty.hrr",
+            "--all",
+            "--no-replay",
+        ])
+        .args(["-o", "all"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let mut names: Vec<String> = std::fs::read_dir(sb.path().join("all"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names[0].starts_with("capture.hrr-") && names[0].ends_with("-pid-4243.finding.json"),
+        "{names:?}"
+    );
+    let stem = names[1]
+        .strip_prefix("empty.hrr-")
+        .and_then(|n| n.strip_suffix(".finding.json"))
+        .unwrap_or_else(|| panic!("{names:?}"));
+    assert!(
+        stem.len() == 12 && stem.chars().all(|c| c.is_ascii_hexdigit()),
+        "{names:?}"
+    );
+    let f: Value =
+        serde_json::from_slice(&std::fs::read(sb.path().join("all").join(&names[1])).unwrap())
+            .unwrap();
+    assert_eq!(f["outcome"], "UNKNOWN", "{f}");
+    assert!(f["error"].as_str().is_some_and(|e| !e.is_empty()), "{f}");
     // One archive: -o keeps naming a file.
     let out = sb
         .hrr()
