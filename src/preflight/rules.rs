@@ -6,6 +6,7 @@
 
 use super::capture::{normalize_arch, CaptureFacts};
 use super::host::HostFacts;
+use crate::replay::visible::{self, DeviceMasks};
 
 /// How strict the comparison is.
 #[derive(Clone, Copy, Debug, Default)]
@@ -31,6 +32,9 @@ pub struct Verdict {
 /// among the GPUs `host` says the replay can see).
 pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Strictness) -> Verdict {
     let mut v = Verdict::default();
+    let masks = DeviceMasks::from_described(&host.device_masks);
+    let host_gpus = (!host.gpus.is_empty()).then_some(host.gpus.len() as u32);
+    let stacked = visible::stacked_masks(&masks, host_gpus);
     match host.visible_gpus {
         Some(visible) => {
             let within = host.within_masks();
@@ -40,8 +44,13 @@ pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Stri
                 ));
             }
             if visible == 0 {
-                v.blocks
-                    .push(format!("the replay environment exposes no GPU{within}"));
+                let why = stacked
+                    .as_ref()
+                    .map(|s| format!(": {s}"))
+                    .unwrap_or_default();
+                v.blocks.push(format!(
+                    "the replay environment exposes no GPU{within}{why}"
+                ));
             } else if gpu >= visible {
                 v.blocks.push(format!(
                     "requested replay GPU {gpu} but replay environment only has {visible} GPU(s){within} (0..{})",
@@ -53,6 +62,9 @@ pub fn evaluate(capture: &CaptureFacts, host: &HostFacts, gpu: u32, strict: Stri
             "could not determine replay GPU count ({}); continuing with warnings",
             host.source
         )),
+    }
+    if let Some(s) = stacked.filter(|_| host.visible_gpus != Some(0)) {
+        v.warnings.push(format!("the device masks hide GPUs: {s}"));
     }
     if let (Some((cap_gpu, cap_raw)), Some(replay_raw)) =
         (capture.arch_for(gpu), host.arch_of_visible(gpu))
@@ -161,6 +173,52 @@ mod tests {
         h.visible_gpus = Some(0);
         let v = evaluate(&c, &h, 0, LAX);
         assert_eq!(v.blocks, ["the replay environment exposes no GPU"]);
+    }
+
+    #[test]
+    fn slurm_masks_repeated_in_cuda_visible_devices_are_explained_with_the_fix() {
+        let c = capture(Some(1), &["gfx942"], "7.2.53211", "2.8");
+        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
+        // Slurm gave host GPU 2 and set both variables to its host index:
+        // HIP's index 2 counts within ROCr's list of one and names none.
+        h.apply_masks(&DeviceMasks::from_vars(|k| {
+            ["ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"]
+                .contains(&k)
+                .then(|| "2".to_string())
+        }));
+        assert_eq!(h.visible_gpus, Some(0));
+        let v = evaluate(&c, &h, 0, LAX);
+        assert_eq!(
+            v.blocks.last().map(String::as_str),
+            Some(
+                "the replay environment exposes no GPU within ROCR_VISIBLE_DEVICES=2 CUDA_VISIBLE_DEVICES=2: \
+                 CUDA_VISIBLE_DEVICES=2 counts within the 1 GPU(s) ROCR_VISIBLE_DEVICES=2 leaves (HIP applies it after ROCr), \
+                 so its entry 2 names none of them; when both hold host GPU indices (Slurm without device cgroups sets both), \
+                 unset CUDA_VISIBLE_DEVICES and keep ROCR_VISIBLE_DEVICES"
+            )
+        );
+        assert!(v.warnings.is_empty(), "{v:?}");
+        // Given GPUs 1 and 2 so, HIP keeps only the first: a warning.
+        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
+        h.apply_masks(&DeviceMasks::from_vars(|k| {
+            ["ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"]
+                .contains(&k)
+                .then(|| "1,2".to_string())
+        }));
+        assert_eq!(h.visible_gpus, Some(1));
+        let v = evaluate(&c, &h, 0, LAX);
+        assert!(v.blocks.is_empty(), "{v:?}");
+        assert_eq!(v.warnings.len(), 1, "{v:?}");
+        assert!(
+            v.warnings[0].starts_with("the device masks hide GPUs: CUDA_VISIBLE_DEVICES=1,2 counts within the 2 GPU(s) ROCR_VISIBLE_DEVICES=1,2 leaves"),
+            "{v:?}"
+        );
+        // Masks that do not stack say nothing more.
+        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
+        h.apply_masks(&DeviceMasks::from_vars(|k| {
+            (k == "ROCR_VISIBLE_DEVICES").then(|| "2".to_string())
+        }));
+        assert_eq!(evaluate(&c, &h, 0, LAX), Verdict::default());
     }
 
     #[test]

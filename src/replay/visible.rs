@@ -63,6 +63,17 @@ impl DeviceMasks {
         out.extend(self.clr.iter().map(|(k, v)| format!("{k}={v}")));
         out
     }
+
+    /// The masks [`DeviceMasks::describe`] wrote, read back (for a report
+    /// that keeps only those texts).
+    pub fn from_described(described: &[String]) -> DeviceMasks {
+        DeviceMasks::from_vars(|k| {
+            described
+                .iter()
+                .find_map(|m| m.strip_prefix(k)?.strip_prefix('='))
+                .map(str::to_string)
+        })
+    }
 }
 
 /// One GPU the replay can see.
@@ -81,23 +92,7 @@ pub struct VisibleGpu {
 /// against it). `None` when nothing bounds the list: no mask and an
 /// unknown GPU count.
 pub fn visible(masks: &DeviceMasks, host_gpus: Option<u32>) -> Option<Vec<VisibleGpu>> {
-    // ROCr's list: the host index of each entry (None = a UUID).
-    let rocr: Option<Vec<Option<u32>>> = match &masks.rocr {
-        Some(list) => {
-            let mut out: Vec<Option<u32>> = Vec::new();
-            for entry in entries(list) {
-                match entry.parse::<u32>() {
-                    Ok(i) if host_gpus.is_some_and(|n| i >= n) => break,
-                    Ok(i) if out.contains(&Some(i)) => {}
-                    Ok(i) => out.push(Some(i)),
-                    Err(_) if entry.starts_with("GPU-") => out.push(None),
-                    Err(_) => break,
-                }
-            }
-            Some(out)
-        }
-        None => host_gpus.map(|n| (0..n).map(Some).collect()),
-    };
+    let rocr = rocr_list(masks, host_gpus);
     let Some((_, list)) = &masks.clr else {
         return rocr.map(|r| {
             r.into_iter()
@@ -130,6 +125,45 @@ pub fn visible(masks: &DeviceMasks, host_gpus: Option<u32>) -> Option<Vec<Visibl
     Some(out)
 }
 
+/// ROCr's list: the host index of each GPU it keeps (`None`: named by
+/// UUID); `None` when nothing bounds it (no mask, unknown host).
+fn rocr_list(masks: &DeviceMasks, host_gpus: Option<u32>) -> Option<Vec<Option<u32>>> {
+    match &masks.rocr {
+        Some(list) => {
+            let mut out: Vec<Option<u32>> = Vec::new();
+            for entry in entries(list) {
+                match entry.parse::<u32>() {
+                    Ok(i) if host_gpus.is_some_and(|n| i >= n) => break,
+                    Ok(i) if out.contains(&Some(i)) => {}
+                    Ok(i) => out.push(Some(i)),
+                    Err(_) if entry.starts_with("GPU-") => out.push(None),
+                    Err(_) => break,
+                }
+            }
+            Some(out)
+        }
+        None => host_gpus.map(|n| (0..n).map(Some).collect()),
+    }
+}
+
+/// In words, why the CLR mask hides GPUs that `ROCR_VISIBLE_DEVICES`
+/// leaves, when one of its entries counts past the end of ROCr's list (on
+/// a host with `host_gpus` GPUs, when known): HIP applies its mask within
+/// ROCr's, so an entry that repeats a host index (as Slurm without device
+/// cgroups sets both variables, to the same host indices) names no GPU and
+/// ends the list there. `None` when the masks do not stack that way.
+pub fn stacked_masks(masks: &DeviceMasks, host_gpus: Option<u32>) -> Option<String> {
+    let rocr = masks.rocr.as_ref()?;
+    let (clr, list) = masks.clr.as_ref()?;
+    let kept = rocr_list(masks, host_gpus)?.len();
+    let past = entries(list)
+        .map_while(|e| e.parse::<u32>().ok())
+        .find(|&j| j as usize >= kept)?;
+    Some(format!(
+        "{clr}={list} counts within the {kept} GPU(s) ROCR_VISIBLE_DEVICES={rocr} leaves (HIP applies it after ROCr), so its entry {past} names none of them; when both hold host GPU indices (Slurm without device cgroups sets both), unset {clr} and keep ROCR_VISIBLE_DEVICES"
+    ))
+}
+
 /// The comma-separated entries of a mask, trimmed.
 fn entries(list: &str) -> impl Iterator<Item = &str> {
     list.split(',').map(str::trim)
@@ -145,11 +179,14 @@ pub fn select(list: &[VisibleGpu], index: u32, masks: &DeviceMasks) -> anyhow::R
         m if m.is_empty() => String::new(),
         m => format!(" with {}", m.join(" ")),
     };
+    let stacked = stacked_masks(masks, None);
     if list.is_empty() {
-        bail!("no GPU is visible to the replay{why}; check the device masks");
+        let fix = stacked.unwrap_or_else(|| "check the device masks".to_string());
+        bail!("no GPU is visible to the replay{why}; {fix}");
     }
+    let fix = stacked.map(|s| format!("; {s}")).unwrap_or_default();
     bail!(
-        "GPU {index} is not visible to the replay: it sees {} GPU(s){why}, and GPU indices count within them (0..{})",
+        "GPU {index} is not visible to the replay: it sees {} GPU(s){why}, and GPU indices count within them (0..{}){fix}",
         list.len(),
         list.len() - 1
     )
@@ -186,6 +223,28 @@ mod tests {
     /// (rocr index, host index) of each visible GPU.
     fn pairs(list: Option<Vec<VisibleGpu>>) -> Option<Vec<(u32, Option<u32>)>> {
         list.map(|l| l.iter().map(|g| (g.rocr_index, g.host_index)).collect())
+    }
+
+    #[test]
+    fn slurm_host_indices_in_both_masks_leave_no_gpu_and_the_error_says_why() {
+        let slurm = masks(&[("ROCR_VISIBLE_DEVICES", "2"), ("CUDA_VISIBLE_DEVICES", "2")]);
+        let list = visible(&slurm, Some(4)).unwrap();
+        assert!(list.is_empty(), "as the runtimes, no GPU: {list:?}");
+        let err = select(&list, 0, &slurm).unwrap_err().to_string();
+        assert!(
+            err.starts_with("no GPU is visible to the replay with ROCR_VISIBLE_DEVICES=2 CUDA_VISIBLE_DEVICES=2; CUDA_VISIBLE_DEVICES=2 counts within the 1 GPU(s)"),
+            "{err}"
+        );
+        assert!(
+            err.ends_with("unset CUDA_VISIBLE_DEVICES and keep ROCR_VISIBLE_DEVICES"),
+            "{err}"
+        );
+        // GPU 0 given so happens to work: 0 counts within a list of one.
+        let first = masks(&[("ROCR_VISIBLE_DEVICES", "0"), ("CUDA_VISIBLE_DEVICES", "0")]);
+        assert_eq!(pairs(visible(&first, Some(4))), Some(vec![(0, Some(0))]));
+        assert_eq!(stacked_masks(&first, Some(4)), None);
+        // The masks read back from their texts are the same masks.
+        assert_eq!(DeviceMasks::from_described(&slurm.describe()), slurm);
     }
 
     #[test]
