@@ -24,6 +24,13 @@ fn capture_root(root: &Path) -> PathBuf {
     root.join("pid-4243")
 }
 
+/// Writes `empty.hrr` in `sb`: a capture root whose only process
+/// directory has no event stream, so it cannot be triaged.
+fn empty_root(sb: &Sandbox) {
+    std::fs::create_dir_all(sb.path().join("empty.hrr/pid-77")).unwrap();
+    sb.write("empty.hrr/manifest.json", "{\"pids\": [77]}");
+}
+
 /// The findings of `--format jsonl` output: one JSON object per line.
 fn lines(out: &Output) -> Vec<Value> {
     stdout(out)
@@ -158,10 +165,7 @@ fn jsonl_gives_every_archive_a_line_even_when_some_cannot_be_triaged() {
     let sb = Sandbox::new();
     capture_root(&sb.path().join("good1.hrr"));
     capture_root(&sb.path().join("good2.hrr"));
-    // A capture root whose only process directory has no event stream.
-    let empty = sb.path().join("empty.hrr");
-    std::fs::create_dir_all(empty.join("pid-77")).unwrap();
-    sb.write("empty.hrr/manifest.json", "{\"pids\": [77]}");
+    empty_root(&sb);
     let out = sb
         .hrr()
         .args([
@@ -249,12 +253,9 @@ fn o_dir_gets_one_file_per_process_distinct_for_roots_of_the_same_name() {
     }
     let expected: BTreeSet<PathBuf> = [a, b].iter().map(|p| p.canonicalize().unwrap()).collect();
     assert_eq!(about, expected);
-    // --all, with a root that cannot be resolved into processes (its one
-    // pid-* directory has no event stream): that root's finding is named
-    // without a pid, the good root's per process.
-    let empty = sb.path().join("empty.hrr");
-    std::fs::create_dir_all(empty.join("pid-77")).unwrap();
-    sb.write("empty.hrr/manifest.json", "{\"pids\": [77]}");
+    // --all, with a root that cannot be resolved into processes: that
+    // root's finding is named without a pid, the good root's per process.
+    empty_root(&sb);
     let out = sb
         .hrr()
         .args([

@@ -175,17 +175,23 @@ mod tests {
         assert_eq!(v.blocks, ["the replay environment exposes no GPU"]);
     }
 
+    /// A host of four gfx942 GPUs seen through the masks `vars`.
+    fn masked(vars: &[(&str, &str)]) -> HostFacts {
+        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
+        h.apply_masks(&DeviceMasks::from_vars(|k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        }));
+        h
+    }
+
     #[test]
     fn slurm_masks_repeated_in_cuda_visible_devices_are_explained_with_the_fix() {
         let c = capture(Some(1), &["gfx942"], "7.2.53211", "2.8");
-        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
         // Slurm gave host GPU 2 and set both variables to its host index:
         // HIP's index 2 counts within ROCr's list of one and names none.
-        h.apply_masks(&DeviceMasks::from_vars(|k| {
-            ["ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"]
-                .contains(&k)
-                .then(|| "2".to_string())
-        }));
+        let h = masked(&[("ROCR_VISIBLE_DEVICES", "2"), ("CUDA_VISIBLE_DEVICES", "2")]);
         assert_eq!(h.visible_gpus, Some(0));
         let v = evaluate(&c, &h, 0, LAX);
         assert_eq!(
@@ -199,12 +205,10 @@ mod tests {
         );
         assert!(v.warnings.is_empty(), "{v:?}");
         // Given GPUs 1 and 2 so, HIP keeps only the first: a warning.
-        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
-        h.apply_masks(&DeviceMasks::from_vars(|k| {
-            ["ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"]
-                .contains(&k)
-                .then(|| "1,2".to_string())
-        }));
+        let h = masked(&[
+            ("ROCR_VISIBLE_DEVICES", "1,2"),
+            ("CUDA_VISIBLE_DEVICES", "1,2"),
+        ]);
         assert_eq!(h.visible_gpus, Some(1));
         let v = evaluate(&c, &h, 0, LAX);
         assert!(v.blocks.is_empty(), "{v:?}");
@@ -214,10 +218,7 @@ mod tests {
             "{v:?}"
         );
         // Masks that do not stack say nothing more.
-        let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
-        h.apply_masks(&DeviceMasks::from_vars(|k| {
-            (k == "ROCR_VISIBLE_DEVICES").then(|| "2".to_string())
-        }));
+        let h = masked(&[("ROCR_VISIBLE_DEVICES", "2")]);
         assert_eq!(evaluate(&c, &h, 0, LAX), Verdict::default());
     }
 
