@@ -465,6 +465,27 @@ fn hrr_exec_still_reports_the_programs_own_exit_code_signal_and_start_failure() 
 }
 
 #[test]
+fn a_supervised_program_gets_the_signal_mask_hrr_had_so_int_and_term_reach_it() {
+    let sb = Sandbox::new();
+    let lua = sb.write(
+        "x.lua",
+        "local r = hrr.exec({'grep', '^SigBlk', '/proc/self/status'})\nhrr.out(r.stdout)\n",
+    );
+    let mut cmd = sb.hrr_process();
+    let out = common::default_signals(&mut cmd)
+        .arg("run")
+        .arg(&lua)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The supervisor blocks INT, TERM, HUP and CHLD for itself only.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "SigBlk:\t0000000000000000"
+    );
+}
+
+#[test]
 fn a_playback_build_ends_with_hrr_on_ctrl_c_and_on_sigkill() {
     for signal in [Signal::SIGINT, Signal::SIGKILL] {
         let sb = Sandbox::new();
