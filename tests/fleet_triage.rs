@@ -474,6 +474,40 @@ fn gpus_run_one_replay_per_gpu_at_a_time_within_the_device_masks() {
         "{}",
         stderr(&out)
     );
+    // Slurm without device cgroups, granting host GPU 2, sets both masks to
+    // 2: the runtimes see no GPU, and hrr says why and what to change.
+    let slurm = |cmd: &mut assert_cmd::Command| {
+        cmd.env("ROCR_VISIBLE_DEVICES", "2")
+            .env("CUDA_VISIBLE_DEVICES", "2")
+            .env_remove("HIP_VISIBLE_DEVICES");
+    };
+    let why = "CUDA_VISIBLE_DEVICES=2 counts within the 1 GPU(s) ROCR_VISIBLE_DEVICES=2 leaves \
+               (HIP applies it after ROCr), so its entry 2 names none of them; when both hold host \
+               GPU indices (Slurm without device cgroups sets both), unset CUDA_VISIBLE_DEVICES \
+               and keep ROCR_VISIBLE_DEVICES";
+    let mut cmd = host.hrr();
+    slurm(&mut cmd);
+    let out = cmd.args(["triage", "n", "--gpus", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).trim_end(),
+        format!("error: --gpus 0: no GPU is visible to the replay with ROCR_VISIBLE_DEVICES=2 CUDA_VISIBLE_DEVICES=2; {why}")
+    );
+    let mut cmd = host.hrr();
+    slurm(&mut cmd);
+    let out = cmd
+        .args(["triage", "n/run0/capture.hrr", "--format", "json"])
+        .output()
+        .unwrap();
+    let f: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&out), stderr(&out)));
+    let blocks = f["preflight"]["blocks"].as_array().unwrap();
+    assert!(
+        blocks.iter().any(|b| b.as_str() == Some(&format!(
+            "the replay environment exposes no GPU within ROCR_VISIBLE_DEVICES=2 CUDA_VISIBLE_DEVICES=2: {why}"
+        ))),
+        "{blocks:?}"
+    );
 }
 
 #[test]
