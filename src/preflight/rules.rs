@@ -186,6 +186,8 @@ mod tests {
         h
     }
 
+    // ROCR_VISIBLE_DEVICES applies only where ROCr runs (not Windows).
+    #[cfg(not(windows))]
     #[test]
     fn slurm_masks_repeated_in_cuda_visible_devices_are_explained_with_the_fix() {
         let c = capture(Some(1), &["gfx942"], "7.2.53211", "2.8");
