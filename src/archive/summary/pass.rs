@@ -12,7 +12,7 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
 
 use anyhow::{bail, Context as _};
@@ -38,8 +38,10 @@ use crate::archive::summary::tally::Tally;
 
 /// Bytes per chunk when `events.bin` is read rather than mapped.
 const CHUNK_BYTES: usize = 256 << 10;
-/// Decoder threads at most.
-const MAX_WORKERS: usize = 4;
+/// Decoder threads at most: the framing walk runs on every decoder, so the
+/// pass scales to 16 cores; memory grows by one window or chunk buffer
+/// per decoder.
+const MAX_WORKERS: usize = 16;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -79,22 +81,66 @@ fn stream(
     decode_all(chunks, table, (cores + 1).min(MAX_WORKERS), memory)
 }
 
+/// The cutter shared by the decoders, with the turns of the pieces it has
+/// handed out: pieces are settled in the order they were handed out, and
+/// the pieces that hold event records are numbered in that order.
+struct Shared<C> {
+    cutter: C,
+    /// Pieces handed out.
+    handed: u64,
+    /// Pieces settled; the next to settle is the one handed out as this.
+    settled: u64,
+    /// Settled pieces holding event records (the allocation map's order).
+    numbered: u64,
+    /// A decoder failed or panicked: the others stop rather than wait for
+    /// a piece it held.
+    failed: bool,
+}
+
+/// The shared cutter and the turn its decoders wait for.
+struct Turns<C> {
+    shared: Mutex<Shared<C>>,
+    turn: Condvar,
+}
+
+impl<C> Turns<C> {
+    fn lock(&self) -> MutexGuard<'_, Shared<C>> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stops every decoder waiting for its turn.
+    fn fail(&self) {
+        self.lock().failed = true;
+        self.turn.notify_all();
+    }
+}
+
 /// Runs `workers` decoders over the pieces of `cutter`, each tallying on
 /// its own; the tallies are merged at the end. No decoder waits for another
-/// except while one takes its piece, or applies pieces to the allocation
-/// map `memory` (in stream order: each piece is numbered as it is cut).
+/// except while one takes its piece, waits for the pieces before its own
+/// to be settled, or applies pieces to the allocation map `memory` (in
+/// stream order: each piece is numbered as it is settled).
 fn decode_all<C: Cutter>(
     cutter: C,
     table: ApiTable,
     workers: usize,
     memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
-    let cutter = Mutex::new((cutter, 0u64));
+    let turns = Turns {
+        shared: Mutex::new(Shared {
+            cutter,
+            handed: 0,
+            settled: 0,
+            numbered: 0,
+            failed: false,
+        }),
+        turn: Condvar::new(),
+    };
     let tallies: Vec<io::Result<Tally>> = thread::scope(|scope| {
         let helpers: Vec<_> = (1..workers)
-            .map(|_| scope.spawn(|| decode_share(&cutter, table, memory)))
+            .map(|_| scope.spawn(|| decode_share(&turns, table, memory)))
             .collect();
-        let mut tallies = vec![decode_share(&cutter, table, memory)];
+        let mut tallies = vec![decode_share(&turns, table, memory)];
         for h in helpers {
             tallies.push(
                 h.join()
@@ -107,7 +153,8 @@ fn decode_all<C: Cutter>(
     for t in tallies {
         total.merge(t?);
     }
-    let (cutter, _) = cutter.into_inner().unwrap_or_else(|e| e.into_inner());
+    let shared = turns.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let cutter = shared.cutter;
     let f = cutter.framing();
     let outcome = StreamOutcome {
         trailer: f.trailer(),
@@ -119,30 +166,59 @@ fn decode_all<C: Cutter>(
     Ok((total, outcome))
 }
 
-/// One decoder's share of the stream: pieces taken from `cutter` (with
-/// the number of the next piece) until it is exhausted, tallied into a
-/// tally of its own; each piece's events for the allocation map go to
-/// `memory` under the piece's number.
+/// One decoder's share of the stream: pieces taken from the cutter until
+/// it is exhausted, each framed without the lock, settled in its turn and
+/// tallied into a tally of its own; each piece's events for the
+/// allocation map go to `memory` under the piece's number.
 fn decode_share<C: Cutter>(
-    cutter: &Mutex<(C, u64)>,
+    turns: &Turns<C>,
     table: ApiTable,
     memory: Option<&OrderedMap>,
 ) -> io::Result<Tally> {
     let mut tally = Tally::new(table, memory.is_some());
     let mut piece = C::Piece::default();
-    let _abandon = AbandonOnPanic(memory);
+    let _abandon = AbandonOnPanic(memory, turns);
     loop {
         piece.release();
-        // A block of its own, so the lock is let go before decoding.
-        let (more, number) = {
-            let mut c = cutter.lock().unwrap_or_else(|e| e.into_inner());
-            let more = c.0.next(&mut piece)?;
-            c.1 += 1;
-            (more, c.1 - 1)
+        // Blocks of their own, so the lock is let go before framing and
+        // decoding.
+        let turn = {
+            let mut s = turns.lock();
+            if s.failed {
+                return Ok(tally);
+            }
+            match s.cutter.next(&mut piece) {
+                Ok(true) => {}
+                Ok(false) => return Ok(tally),
+                Err(e) => {
+                    s.failed = true;
+                    turns.turn.notify_all();
+                    return Err(e);
+                }
+            }
+            s.handed += 1;
+            s.handed - 1
         };
-        if !more {
-            return Ok(tally);
-        }
+        piece.frame();
+        let number = {
+            let mut s = turns.lock();
+            while s.settled < turn && !s.failed {
+                s = turns.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
+            if s.failed {
+                return Ok(tally);
+            }
+            let settled = s.cutter.settle(&mut piece);
+            s.settled += 1;
+            s.failed |= settled.is_err();
+            turns.turn.notify_all();
+            settled?;
+            if piece.records().starts.is_empty() {
+                continue;
+            }
+            s.numbered += 1;
+            s.numbered - 1
+        };
         tally.records(piece.records());
         if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
             map.submit(number, ops);
@@ -150,14 +226,18 @@ fn decode_share<C: Cutter>(
     }
 }
 
-/// Lets the other decoders of the allocation map go on when a decoder
-/// panics, so none waits for the piece it held.
-struct AbandonOnPanic<'a>(Option<&'a OrderedMap>);
+/// Lets the other decoders go on when a decoder panics, so none waits for
+/// the piece it held: neither its turn to be settled nor its piece of the
+/// allocation map.
+struct AbandonOnPanic<'a, C>(Option<&'a OrderedMap>, &'a Turns<C>);
 
-impl Drop for AbandonOnPanic<'_> {
+impl<C> Drop for AbandonOnPanic<'_, C> {
     fn drop(&mut self) {
-        if let (Some(map), true) = (self.0, thread::panicking()) {
-            map.abandon();
+        if thread::panicking() {
+            self.1.fail();
+            if let Some(map) = self.0 {
+                map.abandon();
+            }
         }
     }
 }
@@ -505,13 +585,7 @@ mod tests {
             for workers in [1, 3] {
                 // Mapping is Linux-only.
                 #[cfg(target_os = "linux")]
-                for g in [
-                    Geometry {
-                        align: 64 << 10,
-                        window: 128 << 10,
-                    },
-                    Geometry::DEFAULT,
-                ] {
+                for g in [Geometry { part: 64 << 10 }, Geometry::DEFAULT] {
                     let mapped = MappedChunks::new(open(), 8, len, g).ok().unwrap();
                     let what = format!("cut at {cut}, {workers} decoders, {g:?}");
                     assert_eq!(streamed(&dir, mapped, workers), expect, "{what}");
@@ -554,10 +628,7 @@ mod tests {
             assert_eq!(memory_of(read(1000), workers), expect, "{workers} decoders");
             #[cfg(target_os = "linux")]
             {
-                let g = Geometry {
-                    align: 64 << 10,
-                    window: 128 << 10,
-                };
+                let g = Geometry { part: 64 << 10 };
                 let open = fs::File::open(&events).unwrap();
                 let mapped = MappedChunks::new(open, 8, len, g).ok().unwrap();
                 assert_eq!(memory_of(mapped, workers), expect, "{workers} mapped");
