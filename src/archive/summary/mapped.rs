@@ -444,6 +444,28 @@ mod tests {
         }
     }
 
+    /// On a realistic archive (launches, allocations, copies of several
+    /// threads), the boundary each window finds for itself is the record
+    /// start the serial walk reaches, so no window is walked twice.
+    #[test]
+    fn windows_find_the_boundary_the_serial_walk_reaches() {
+        let tmp = tempfile::tempdir().unwrap();
+        hrr_testkit::synth::write_big(tmp.path(), 1, 3 << 20).unwrap();
+        let s = std::fs::read(tmp.path().join("pid-1/events.bin")).unwrap();
+        let starts: Vec<u64> = read(&s).0.iter().map(|&(at, _)| at).collect();
+        let part = SMALL.part as usize;
+        let mut windows = 0;
+        for from in (part..s.len()).step_by(part) {
+            let limit = part.min(s.len() - from);
+            let first = starts.iter().find(|&&at| at >= from as u64).copied();
+            let want = first.filter(|&at| at < (from + limit) as u64);
+            let found = boundary::find(&s[from..], 0, limit).map(|at| (from + at) as u64);
+            assert_eq!(found, want, "window at {from}");
+            windows += 1;
+        }
+        assert!(windows >= 40, "{windows} windows");
+    }
+
     #[test]
     fn an_empty_stream_maps_nothing() {
         for bytes in [&b"EHRR\x07\0\0\0"[..], &b"EHRR"[..]] {

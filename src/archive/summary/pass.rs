@@ -596,6 +596,166 @@ mod tests {
         }
     }
 
+    /// A record of `len` bytes (a header at least) of type `event_type`,
+    /// its payload from `fill`.
+    fn record(
+        event_type: u16,
+        seq: u64,
+        tid: u64,
+        len: u32,
+        fill: &mut dyn FnMut() -> u8,
+    ) -> Vec<u8> {
+        let mut r: Vec<u8> = (0..len).map(|_| fill()).collect();
+        r[0..2].copy_from_slice(&event_type.to_le_bytes());
+        r[2..10].copy_from_slice(&seq.to_le_bytes());
+        r[10..18].copy_from_slice(&(1_000 + seq * 10).to_le_bytes());
+        r[18..26].copy_from_slice(&tid.to_le_bytes());
+        r[26..30].copy_from_slice(&len.to_le_bytes());
+        r[30..32].fill(0);
+        r
+    }
+
+    /// The summary fields the stream decides for the `events.bin` at
+    /// `events`, as the serial walk reads it (one decoder, read in chunks)
+    /// and as mapped windows framed in parallel give them, at `part` and
+    /// at several numbers of decoders.
+    #[cfg(target_os = "linux")]
+    fn parallel_against_serial(events: &Path, part: u64) -> Result<(), String> {
+        let dir = events.parent().unwrap();
+        let len = fs::metadata(events).unwrap().len();
+        let mut f = fs::File::open(events).unwrap();
+        io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
+        let serial = streamed(dir, EventChunks::new(f, 8, len - 8, CHUNK_BYTES), 1);
+        for workers in [1, 4, 7] {
+            let open = fs::File::open(events).unwrap();
+            let mapped = MappedChunks::new(open, 8, len, Geometry { part })
+                .ok()
+                .unwrap();
+            let parallel = streamed(dir, mapped, workers);
+            if parallel != serial {
+                return Err(format!(
+                    "{workers} decoders, part {part}:\nparallel {parallel}\nserial {serial}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(target_os = "linux")]
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Hostile streams framed in parallel summarize as the serial walk
+        /// reads them: records of many threads with interleaved sequence
+        /// ids, of unknown types and region batches; payloads that are
+        /// chains of plausible fake headers (a boundary finder's trap);
+        /// trailers inside, with records after them; and every torn tail
+        /// of §9, a claim exactly at the record cap and garbage included.
+        #[test]
+        fn parallel_framing_summarizes_as_the_serial_walk(
+            records in proptest::collection::vec((0u8..6, 32u32..2500, 0u64..4), 1..300),
+            tail in 0u8..8,
+            part_pages in 1u64..9,
+            seed in 1u64..u64::MAX,
+        ) {
+            use crate::archive::format::framing::{MAX_RECORD_BYTES, TRAILER_MAGIC, TRAILER_TYPE};
+            use crate::archive::format::regions::REGION_EVENT;
+            let mut next = crate::archive::summary::chunks::testing::xorshift(seed);
+            let mut s = b"EHRR\x07\0\0\0".to_vec();
+            let mut seq = 0u64;
+            for &(kind, len, tid) in &records {
+                seq += 1 + next() % 3;
+                let mut random = || next() as u8;
+                let r = match kind {
+                    0 => record(215, seq, tid, len, &mut random),
+                    1 => {
+                        // The payload: fake headers of type 215, 48 bytes
+                        // apart, with the sequence ids of their neighbours.
+                        let mut r = record(215, seq, tid, len.max(64), &mut || 0);
+                        let mut at = 32 + (len as usize % 16);
+                        while at + 48 <= r.len() {
+                            let fake = record(215, seq + 1, tid, 48, &mut || 0);
+                            r[at..at + 32].copy_from_slice(&fake[..32]);
+                            at += 48;
+                        }
+                        r
+                    }
+                    2 => record(9_999, seq, tid, len, &mut random),
+                    3 => record(REGION_EVENT, seq, tid, len, &mut random),
+                    4 => {
+                        let mut t = record(TRAILER_TYPE, seq, tid, 44, &mut || 0);
+                        t[32..40].copy_from_slice(&seq.to_le_bytes());
+                        t[40..44].copy_from_slice(&TRAILER_MAGIC);
+                        t
+                    }
+                    _ => record(308, seq, tid, len, &mut random),
+                };
+                s.extend(r);
+            }
+            let mut random = || next() as u8;
+            match tail {
+                0 => {}
+                1 => s.extend([7, 0, 1]),
+                2 => s.extend(&record(215, seq + 1, 0, 900, &mut random)[..500]),
+                3 => {
+                    let mut r = record(215, seq + 1, 0, 64, &mut random);
+                    r[26..30].copy_from_slice(&12u32.to_le_bytes());
+                    s.extend(r);
+                }
+                4 => {
+                    let mut r = record(215, seq + 1, 0, 64, &mut random);
+                    r[26..30].copy_from_slice(&(MAX_RECORD_BYTES + 1).to_le_bytes());
+                    s.extend(r);
+                }
+                5 => {
+                    // Exactly the cap, announced by a body far shorter.
+                    let mut r = record(215, seq + 1, 0, 4096, &mut random);
+                    r[26..30].copy_from_slice(&MAX_RECORD_BYTES.to_le_bytes());
+                    s.extend(r);
+                }
+                6 => s.extend((0..3000).map(|_| random())),
+                _ => {
+                    let mut t = record(TRAILER_TYPE, seq + 1, 0, 44, &mut || 0);
+                    t[32..40].copy_from_slice(&seq.to_le_bytes());
+                    t[40..44].copy_from_slice(&TRAILER_MAGIC);
+                    s.extend(t);
+                    s.extend((0..100).map(|_| random()));
+                }
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let events = tmp.path().join("events.bin");
+            fs::write(&events, &s).unwrap();
+            let checked = parallel_against_serial(&events, part_pages * 4096);
+            proptest::prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+        }
+    }
+
+    /// Records at the record cap, whole and over the windows around them,
+    /// framed in parallel, summarize as the serial walk reads them.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn records_at_the_cap_are_framed_in_parallel_as_serially() {
+        use crate::archive::format::framing::MAX_RECORD_BYTES;
+        let mut s = b"EHRR\x07\0\0\0".to_vec();
+        let mut seq = 0;
+        for big in [false, true, false, false, true] {
+            for _ in 0..300 {
+                seq += 1;
+                s.extend(record(215, seq, 1, 40 + (seq % 97) as u32, &mut || 0x5A));
+            }
+            if big {
+                seq += 1;
+                s.extend(record(308, seq, 2, MAX_RECORD_BYTES, &mut || 0));
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let events = tmp.path().join("events.bin");
+        fs::write(&events, &s).unwrap();
+        for part in [64 << 10, Geometry::DEFAULT.part] {
+            parallel_against_serial(&events, part).unwrap();
+        }
+    }
+
     /// The memory section the allocation map gives from `cutter`.
     fn memory_of<C: Cutter>(cutter: C, workers: usize) -> MemorySection {
         let map = OrderedMap::new(AllocationMap::new(Vec::new(), false), None);
