@@ -52,9 +52,25 @@ pub(in crate::archive) struct Geometry {
     pub(in crate::archive) part: u64,
 }
 
+/// The 2 MiB large folio the production parts are made of.
+const FOLIO: u64 = 2 << 20;
+/// The pages all decoders' parts may touch at once (the resident set the
+/// windows add), which makes parts smaller when there are many decoders.
+const PARTS_IN_ALL: u64 = 32 << 20;
+
 impl Geometry {
     /// The production geometry: parts of two 2 MiB large folios.
-    pub(in crate::archive) const DEFAULT: Geometry = Geometry { part: 4 << 20 };
+    pub(in crate::archive) const DEFAULT: Geometry = Geometry { part: 2 * FOLIO };
+
+    /// The production geometry for `decoders` decoders: [`DEFAULT`](Self::DEFAULT)
+    /// up to eight, one folio per part beyond, so the parts all decoders
+    /// hold stay within 32 MiB.
+    pub(in crate::archive) fn for_decoders(decoders: usize) -> Geometry {
+        let share = PARTS_IN_ALL / decoders.max(1) as u64;
+        Geometry {
+            part: (share - share % FOLIO).clamp(FOLIO, Self::DEFAULT.part),
+        }
+    }
 }
 
 /// A mapped range of the file, registered with the page guard while it is
@@ -464,6 +480,13 @@ mod tests {
             windows += 1;
         }
         assert!(windows >= 40, "{windows} windows");
+    }
+
+    #[test]
+    fn many_decoders_hold_smaller_parts() {
+        assert_eq!(Geometry::for_decoders(2).part, Geometry::DEFAULT.part);
+        assert_eq!(Geometry::for_decoders(8).part, Geometry::DEFAULT.part);
+        assert_eq!(Geometry::for_decoders(16).part, FOLIO);
     }
 
     #[test]

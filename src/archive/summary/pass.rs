@@ -70,10 +70,13 @@ fn stream(
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
-        true => match MappedChunks::new(file, start, len, Geometry::DEFAULT) {
-            Ok(mapped) => return decode_all(mapped, table, cores.min(MAX_WORKERS), memory),
-            Err(file) => file,
-        },
+        true => {
+            let decoders = cores.min(MAX_WORKERS);
+            match MappedChunks::new(file, start, len, Geometry::for_decoders(decoders)) {
+                Ok(mapped) => return decode_all(mapped, table, decoders, memory),
+                Err(file) => file,
+            }
+        }
         false => file,
     };
     let body = len.saturating_sub(start);
