@@ -601,6 +601,7 @@ mod tests {
 
     /// A record of `len` bytes (a header at least) of type `event_type`,
     /// its payload from `fill`.
+    #[cfg(target_os = "linux")]
     fn record(
         event_type: u16,
         seq: u64,
