@@ -2,12 +2,15 @@
 //! [`ArchiveSummary`]: the event stream, the blob and code-object files, the
 //! region sidecars and the manifest.
 //!
-//! Decoder threads take turns at a shared cutter for the next piece of
-//! whole records and tally it (`tally.rs`): mapped 4 MiB windows
-//! (`mapped.rs`), or 256 KiB chunks read into a buffer when the file is not
-//! on a local disk or cannot be mapped (`chunks.rs`). Memory stays bounded whatever the archive size:
-//! one window or buffer per decoder (each grows only to hold a single
-//! record, up to the 64 MiB cap), and capped tables.
+//! Up to 16 decoder threads take turns at a shared cutter for the next
+//! piece of the stream: mapped windows of 4 MiB parts (`mapped.rs`), or
+//! 256 KiB chunks read into a buffer when the file is not on a local disk
+//! or cannot be mapped (`chunks.rs`). Each frames its piece without the
+//! lock, waits for the pieces before it to be settled, has its own settled
+//! (so the records are the serial walk's) and tallies it (`tally.rs`).
+//! Memory stays bounded whatever the archive size: one window or buffer
+//! per decoder (each holds a single record up to the 64 MiB cap whole),
+//! and capped tables.
 
 use std::fs;
 use std::io::{self, Read};
