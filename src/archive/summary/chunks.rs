@@ -3,17 +3,21 @@
 //! speed).
 //!
 //! A [`Cutter`] is shared by the decoders; each takes the next piece under
-//! a lock. The cutter applies the framing rules of reference §8–§9
-//! ([`Framing`]) as it cuts: torn tails, the trailer and the records after
-//! it are settled there, so a piece holds only complete event records before
-//! the trailer and can be decoded by any worker in any order. The cutter
-//! also notes where each record starts, so a decoder does not walk the
+//! a lock, frames it ([`Piece::frame`], outside the lock) and has it
+//! settled ([`Cutter::settle`], under the lock, in the order the pieces
+//! were handed out). The cutter applies the framing rules of reference
+//! §8–§9 ([`Framing`]): torn tails, the trailer and the records after it
+//! are settled there, so a settled piece holds only complete event records
+//! before the trailer and can be decoded by any worker in any order. The
+//! piece notes where each record starts, so a decoder does not walk the
 //! length chain a second time (that walk waits on one load per record).
 //!
 //! Two cutters share the framing: the mapped one (`mapped.rs`), which hands
-//! out windows of the file read in place, and [`EventChunks`] here, which
-//! reads chunks into reused buffers from any reader, for files that cannot
-//! be mapped. A chunk buffer only grows for a record larger than the chunk
+//! out windows of the file read in place, each framed by its decoder from
+//! a boundary it finds (`boundary.rs`) and checked against the serial walk
+//! as it is settled, and [`EventChunks`] here, which reads chunks into
+//! reused buffers from any reader, for files that cannot be mapped, and
+//! walks each serially as it reads it. A chunk buffer only grows for a record larger than the chunk
 //! (up to the 64 MiB record cap plus a chunk).
 
 use std::io::{self, Read};
@@ -32,6 +36,10 @@ pub(in crate::archive) trait Piece: Default {
     /// Lets go of what can be let go of without the cutter's lock (a
     /// mapped window), before the decoder asks for the next piece.
     fn release(&mut self) {}
+    /// Frames the piece speculatively, outside the cutter's lock, between
+    /// [`Cutter::next`] and [`Cutter::settle`] (a mapped window walks its
+    /// records from a boundary it finds itself).
+    fn frame(&mut self) {}
 }
 
 /// Hands out the records of `events.bin` in pieces, in file order, to the
@@ -39,9 +47,16 @@ pub(in crate::archive) trait Piece: Default {
 pub(in crate::archive) trait Cutter: Send {
     /// What each decoder holds.
     type Piece: Piece;
-    /// Fills `piece` with the next run of whole records holding at least
-    /// one event record; false when the stream is exhausted.
+    /// Hands `piece` the next part of the stream; false when the stream
+    /// is exhausted. Pieces are settled in the order they are handed out.
     fn next(&mut self, piece: &mut Self::Piece) -> io::Result<bool>;
+    /// Settles the records of a piece [`Piece::frame`] has framed, in the
+    /// order the pieces were handed out: after it the piece holds exactly
+    /// the event records the serial walk finds in its part (perhaps none).
+    /// A cutter that frames as it hands out has nothing left to do.
+    fn settle(&mut self, _piece: &mut Self::Piece) -> io::Result<()> {
+        Ok(())
+    }
     /// The framing outcome: torn tail, trailer, records after it, bytes
     /// after them.
     fn framing(&self) -> &Framing;
@@ -164,18 +179,20 @@ impl Framing {
     }
 
     /// Walks the records of `data` (at file offset `base`, followed by
-    /// [`Framing::unread`] more bytes of the stream), noting where each
-    /// event record (one before the trailer) starts in `starts`; returns
-    /// where the complete records end.
+    /// [`Framing::unread`] more bytes of the stream) that start before
+    /// `stop`, noting where each event record (one before the trailer)
+    /// starts in `starts`; returns where the walk ended: past the last
+    /// record it took, which may reach beyond `stop`.
     pub(in crate::archive) fn walk(
         &mut self,
         data: &[u8],
         base: u64,
         starts: &mut Vec<u32>,
+        stop: usize,
     ) -> usize {
         let mut pos = 0;
         let mut ahead = 0;
-        while pos < data.len() {
+        while pos < data.len() && pos < stop {
             // The walk is a chain of dependent loads; from a mapped window
             // each would wait on memory without a hint this far ahead.
             if ahead < pos + WALK_PREFETCH {
@@ -313,7 +330,9 @@ impl<R: Read> EventChunks<R> {
             let filled = self.read_to(buf, carried, want)?;
             let base = self.offset;
             chunk.starts.clear();
-            let end = self.framing.walk(&buf[..filled], base, &mut chunk.starts);
+            let end = self
+                .framing
+                .walk(&buf[..filled], base, &mut chunk.starts, filled);
             let torn = self.framing.stopped();
             if !torn {
                 self.carry.extend_from_slice(&buf[end..filled]);
@@ -447,8 +466,9 @@ pub(in crate::archive) mod testing {
         let mut piece = C::Piece::default();
         let mut seen = Vec::new();
         while cutter.next(&mut piece).unwrap() {
+            piece.frame();
+            cutter.settle(&mut piece).unwrap();
             let records = piece.records();
-            assert!(!records.starts.is_empty(), "a piece without event records");
             seen.extend(records.iter().map(|(r, at)| (at, r.len())));
             piece.release();
         }

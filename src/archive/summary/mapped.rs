@@ -6,10 +6,21 @@
 //! paid (what that saves is in docs/performance.md). Windows start on a
 //! 2 MiB file offset, so the kernel can map a large page-cache folio with
 //! one entry, and each is unmapped once decoded: the resident set stays a
-//! few windows whatever the file size.
+//! few parts per decoder whatever the file size.
 //!
-//! The framing is the reading cutter's ([`Framing`]), so both settle torn
-//! tails, trailers and records after the trailer identically.
+//! Windows are framed in parallel: each decoder finds a record boundary in
+//! its own window (`boundary.rs`) and walks the length chain from it, with
+//! no lock held. The cutter then settles the windows in file order
+//! ([`Cutter::settle`]): a window's walk is taken when the serial walk,
+//! arriving from the window before, lands on one of its record starts, and
+//! the window is walked serially otherwise, with the reading cutter's
+//! [`Framing`]. So torn tails, trailers and records after the trailer are
+//! settled by the one serial framing, and the records are exactly the
+//! serial walk's, whatever the boundaries found.
+//!
+//! A window maps its part of the file and the record cap beyond it, so
+//! every record that starts in the part lies wholly inside it; only the
+//! pages the walk and the decoder touch are read.
 //!
 //! Only files on local disk file systems of Linux are mapped
 //! ([`worth_mapping`]): where a page cannot be read (a network or FUSE file
@@ -26,27 +37,40 @@ use std::sync::Arc;
 
 use memmap2::{Mmap, MmapOptions};
 
-use crate::archive::format::framing::{le_u32, EVENT_HEADER_LEN, MAX_RECORD_BYTES};
+use crate::archive::format::framing::{EVENT_HEADER_LEN, MAX_RECORD_BYTES};
+use crate::archive::summary::boundary;
 use crate::archive::summary::chunks::{Cutter, Framing, Piece, Records};
 use crate::archive::summary::page_guard::{self, Registration};
 
 /// Where windows start and how much each maps.
 #[derive(Debug, Clone, Copy)]
 pub(in crate::archive) struct Geometry {
-    /// Alignment of a window's file offset: a multiple of the page size
-    /// (and of the 64 KiB mapping granularity of Windows).
-    pub(in crate::archive) align: u64,
-    /// Bytes mapped per window, at least `align` plus a header, so the
-    /// first header of every window lies inside it.
-    pub(in crate::archive) window: u64,
+    /// Bytes of the file per window: a window holds the records that start
+    /// in its part, which starts on a multiple of it (a multiple of the
+    /// page size, of the 2 MiB large folio in production, and of the
+    /// 64 KiB mapping granularity of Windows).
+    pub(in crate::archive) part: u64,
 }
 
+/// The 2 MiB large folio the production parts are made of.
+const FOLIO: u64 = 2 << 20;
+/// The pages all decoders' parts may touch at once (the resident set the
+/// windows add), which makes parts smaller when there are many decoders.
+const PARTS_IN_ALL: u64 = 32 << 20;
+
 impl Geometry {
-    /// The production geometry: 2 MiB large folios, 4 MiB windows.
-    pub(in crate::archive) const DEFAULT: Geometry = Geometry {
-        align: 2 << 20,
-        window: 4 << 20,
-    };
+    /// The production geometry: parts of two 2 MiB large folios.
+    pub(in crate::archive) const DEFAULT: Geometry = Geometry { part: 2 * FOLIO };
+
+    /// The production geometry for `decoders` decoders: [`DEFAULT`](Self::DEFAULT)
+    /// up to eight, one folio per part beyond, so the parts all decoders
+    /// hold stay within 32 MiB.
+    pub(in crate::archive) fn for_decoders(decoders: usize) -> Geometry {
+        let share = PARTS_IN_ALL / decoders.max(1) as u64;
+        Geometry {
+            part: (share - share % FOLIO).clamp(FOLIO, Self::DEFAULT.part),
+        }
+    }
 }
 
 /// A mapped range of the file, registered with the page guard while it is
@@ -71,6 +95,15 @@ pub(in crate::archive) struct Window {
     map: Option<GuardedMap>,
     offset: u64,
     starts: Vec<u32>,
+    /// Where, in the map, the first record of the file may start (past
+    /// the file header in the first window, else 0).
+    first: usize,
+    /// The window's part of the file ends here, in the map: it holds the
+    /// records that start before it.
+    limit: usize,
+    /// Where the speculative walk ([`Piece::frame`]) ended, in the map,
+    /// when it got through the window's part; its starts are in `starts`.
+    walked: Option<usize>,
 }
 
 impl Piece for Window {
@@ -85,15 +118,33 @@ impl Piece for Window {
     fn release(&mut self) {
         self.map = None;
     }
+
+    fn frame(&mut self) {
+        self.starts.clear();
+        self.walked = None;
+        let Some(map) = self.map.as_deref() else {
+            return;
+        };
+        if let Some(at) = boundary::find(map, self.first, self.limit) {
+            self.walked = boundary::walk(map, at, self.limit, &mut self.starts);
+        }
+    }
 }
 
-/// Cuts `events.bin` into mapped [`Window`]s.
+/// Cuts `events.bin` into mapped [`Window`]s: the window of part N maps
+/// the file from `N × part` on, far enough to hold whole every record
+/// that starts in the part.
 pub(in crate::archive) struct MappedChunks {
     file: File,
     geometry: Geometry,
     /// File length when the pass began; nothing past it is read.
     len: u64,
-    /// File offset of the next record to walk.
+    /// File offset of the first record (after the file header).
+    start: u64,
+    /// File offset of the next part to hand out.
+    next_part: u64,
+    /// File offset the serial walk has reached: the next record of the
+    /// stream, once every part handed out has been settled.
     pos: u64,
     framing: Framing,
     /// Raised when the file turned out shorter than `len` while it was
@@ -112,16 +163,18 @@ impl MappedChunks {
         len: u64,
         geometry: Geometry,
     ) -> Result<MappedChunks, File> {
-        debug_assert!(geometry.window >= geometry.align + EVENT_HEADER_LEN as u64);
+        debug_assert!(geometry.part >= EVENT_HEADER_LEN as u64);
         let cutter = MappedChunks {
             file,
             geometry,
             len,
+            start,
+            next_part: 0,
             pos: start.min(len),
             framing: Framing::new(len.saturating_sub(start)),
             cut: Arc::new(AtomicBool::new(false)),
         };
-        if len > start && cutter.map(0, len.min(geometry.align)).is_err() {
+        if len > start && cutter.map(0, len.min(geometry.part)).is_err() {
             return Err(cutter.file);
         }
         Ok(cutter)
@@ -179,41 +232,68 @@ impl Cutter for MappedChunks {
 
     fn next(&mut self, w: &mut Window) -> io::Result<bool> {
         w.starts.clear();
-        while self.framing.unread > 0 && !self.framing.stopped() {
-            let from = self.pos - self.pos % self.geometry.align;
-            let skip = (self.pos - from) as usize;
-            let mut to = self.len.min(from + self.geometry.window);
-            let map = loop {
-                let Some(map) = self.map(from, to)? else {
-                    return Ok(false);
-                };
-                // A first record running past the window is mapped whole
-                // (the framing refuses one above the record cap).
-                let announced = map
-                    .get(skip..skip + EVENT_HEADER_LEN)
-                    .map_or(0, |h| le_u32(h, 26));
-                let end = self.pos + u64::from(announced);
-                if announced > MAX_RECORD_BYTES || end <= to || to == self.len {
-                    break map;
-                }
-                to = self.len.min(end);
-            };
-            self.framing.unread = self.len - to;
-            let walked = self.framing.walk(&map[skip..], self.pos, &mut w.starts);
-            self.pos += walked as u64;
-            self.framing.unread = self.len - self.pos;
-            if !w.starts.is_empty() {
-                // Starts are noted relative to the walk; the window begins
-                // `skip` bytes earlier (less than `align`, so no overflow).
-                for s in &mut w.starts {
-                    *s += skip as u32;
-                }
-                w.map = Some(map);
-                w.offset = from;
-                return Ok(true);
+        w.walked = None;
+        let part = self.geometry.part;
+        // Parts wholly inside a record already walked hold no start.
+        if self.pos > self.next_part {
+            self.next_part = self.pos - self.pos % part;
+        }
+        let from = self.next_part;
+        if self.framing.stopped() || from >= self.len || self.pos >= self.len {
+            return Ok(false);
+        }
+        // Any record starting in the part fits, up to the record cap.
+        let to = self
+            .len
+            .min(from.saturating_add(part + u64::from(MAX_RECORD_BYTES)));
+        let Some(map) = self.map(from, to)? else {
+            return Ok(false);
+        };
+        w.map = Some(map);
+        w.offset = from;
+        // Both below `part + MAX_RECORD_BYTES`, so they fit in a usize.
+        w.first = self.start.saturating_sub(from) as usize;
+        w.limit = part.min(self.len - from) as usize;
+        self.next_part = from + part;
+        Ok(true)
+    }
+
+    /// Takes the window's speculative walk when the serial walk arrives at
+    /// one of its record starts (from there both walks are the same walk),
+    /// and walks the window's part serially otherwise: at a trailer, a
+    /// torn tail, a record over the part, or a wrong boundary.
+    fn settle(&mut self, w: &mut Window) -> io::Result<()> {
+        let map = match w.map.as_deref() {
+            Some(map) if !self.framing.stopped() && self.pos < w.offset + w.limit as u64 => map,
+            _ => {
+                w.starts.clear();
+                return Ok(());
+            }
+        };
+        // The serial walk is in this part: past its start (the part before
+        // ended at or after it), before its limit.
+        let at = (self.pos - w.offset) as usize;
+        if let (Some(end), None) = (w.walked, self.framing.trailer()) {
+            if let Ok(i) = w.starts.binary_search(&(at as u32)) {
+                w.starts.drain(..i);
+                self.pos = w.offset + end as u64;
+                self.framing.unread = self.len - self.pos;
+                return Ok(());
             }
         }
-        Ok(false)
+        w.starts.clear();
+        self.framing.unread = self.len - (w.offset + map.len() as u64);
+        let walked = self
+            .framing
+            .walk(&map[at..], self.pos, &mut w.starts, w.limit - at);
+        // Starts are noted relative to the walk; the map begins `at` bytes
+        // earlier (less than the part, so no overflow).
+        for s in &mut w.starts {
+            *s += at as u32;
+        }
+        self.pos += walked as u64;
+        self.framing.unread = self.len - self.pos;
+        Ok(())
     }
 
     fn framing(&self) -> &Framing {
@@ -240,10 +320,7 @@ mod tests {
 
     /// A 64 KiB-aligned geometry (the mapping granularity of Windows), so a
     /// stream of a few hundred KiB spans many windows.
-    const SMALL: Geometry = Geometry {
-        align: 64 << 10,
-        window: 128 << 10,
-    };
+    const SMALL: Geometry = Geometry { part: 64 << 10 };
 
     fn record(len: usize, event_type: u16) -> Vec<u8> {
         let mut r = vec![0xA5; len];
@@ -362,7 +439,7 @@ mod tests {
         }
         s.extend(&record(900, 215)[..500]);
         let expect = read(&s);
-        assert!(s.len() > 3 * Geometry::DEFAULT.window as usize);
+        assert!(s.len() > 3 * Geometry::DEFAULT.part as usize);
         assert_eq!(mapped(&s, Geometry::DEFAULT), expect);
     }
 
@@ -381,6 +458,35 @@ mod tests {
             assert_eq!(reading, expect, "reading cutter, len {len}");
             assert_eq!(read_first(s, len), expect, "record reader, len {len}");
         }
+    }
+
+    /// On a realistic archive (launches, allocations, copies of several
+    /// threads), the boundary each window finds for itself is the record
+    /// start the serial walk reaches, so no window is walked twice.
+    #[test]
+    fn windows_find_the_boundary_the_serial_walk_reaches() {
+        let tmp = tempfile::tempdir().unwrap();
+        hrr_testkit::synth::write_big(tmp.path(), 1, 3 << 20).unwrap();
+        let s = std::fs::read(tmp.path().join("pid-1/events.bin")).unwrap();
+        let starts: Vec<u64> = read(&s).0.iter().map(|&(at, _)| at).collect();
+        let part = SMALL.part as usize;
+        let mut windows = 0;
+        for from in (part..s.len()).step_by(part) {
+            let limit = part.min(s.len() - from);
+            let first = starts.iter().find(|&&at| at >= from as u64).copied();
+            let want = first.filter(|&at| at < (from + limit) as u64);
+            let found = boundary::find(&s[from..], 0, limit).map(|at| (from + at) as u64);
+            assert_eq!(found, want, "window at {from}");
+            windows += 1;
+        }
+        assert!(windows >= 40, "{windows} windows");
+    }
+
+    #[test]
+    fn many_decoders_hold_smaller_parts() {
+        assert_eq!(Geometry::for_decoders(2).part, Geometry::DEFAULT.part);
+        assert_eq!(Geometry::for_decoders(8).part, Geometry::DEFAULT.part);
+        assert_eq!(Geometry::for_decoders(16).part, FOLIO);
     }
 
     #[test]

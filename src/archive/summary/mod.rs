@@ -5,6 +5,8 @@
 //! [`health`] verdicts.
 
 pub(in crate::archive) mod arg_shapes;
+#[cfg(target_os = "linux")]
+pub(in crate::archive) mod boundary;
 pub(in crate::archive) mod chunks;
 pub mod document;
 mod health;

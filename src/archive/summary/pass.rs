@@ -2,17 +2,20 @@
 //! [`ArchiveSummary`]: the event stream, the blob and code-object files, the
 //! region sidecars and the manifest.
 //!
-//! Decoder threads take turns at a shared cutter for the next piece of
-//! whole records and tally it (`tally.rs`): mapped 4 MiB windows
-//! (`mapped.rs`), or 256 KiB chunks read into a buffer when the file is not
-//! on a local disk or cannot be mapped (`chunks.rs`). Memory stays bounded whatever the archive size:
-//! one window or buffer per decoder (each grows only to hold a single
-//! record, up to the 64 MiB cap), and capped tables.
+//! Up to 16 decoder threads take turns at a shared cutter for the next
+//! piece of the stream: mapped windows of 4 MiB parts (`mapped.rs`), or
+//! 256 KiB chunks read into a buffer when the file is not on a local disk
+//! or cannot be mapped (`chunks.rs`). Each frames its piece without the
+//! lock, waits for the pieces before it to be settled, has its own settled
+//! (so the records are the serial walk's) and tallies it (`tally.rs`).
+//! Memory stays bounded whatever the archive size: one window or buffer
+//! per decoder (each holds a single record up to the 64 MiB cap whole),
+//! and capped tables.
 
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::thread;
 
 use anyhow::{bail, Context as _};
@@ -38,8 +41,10 @@ use crate::archive::summary::tally::Tally;
 
 /// Bytes per chunk when `events.bin` is read rather than mapped.
 const CHUNK_BYTES: usize = 256 << 10;
-/// Decoder threads at most.
-const MAX_WORKERS: usize = 4;
+/// Decoder threads at most: the framing walk runs on every decoder, so the
+/// pass scales to 16 cores; memory grows by one window or chunk buffer
+/// per decoder.
+const MAX_WORKERS: usize = 16;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -68,10 +73,13 @@ fn stream(
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
-        true => match MappedChunks::new(file, start, len, Geometry::DEFAULT) {
-            Ok(mapped) => return decode_all(mapped, table, cores.min(MAX_WORKERS), memory),
-            Err(file) => file,
-        },
+        true => {
+            let decoders = cores.min(MAX_WORKERS);
+            match MappedChunks::new(file, start, len, Geometry::for_decoders(decoders)) {
+                Ok(mapped) => return decode_all(mapped, table, decoders, memory),
+                Err(file) => file,
+            }
+        }
         false => file,
     };
     let body = len.saturating_sub(start);
@@ -79,22 +87,66 @@ fn stream(
     decode_all(chunks, table, (cores + 1).min(MAX_WORKERS), memory)
 }
 
+/// The cutter shared by the decoders, with the turns of the pieces it has
+/// handed out: pieces are settled in the order they were handed out, and
+/// the pieces that hold event records are numbered in that order.
+struct Shared<C> {
+    cutter: C,
+    /// Pieces handed out.
+    handed: u64,
+    /// Pieces settled; the next to settle is the one handed out as this.
+    settled: u64,
+    /// Settled pieces holding event records (the allocation map's order).
+    numbered: u64,
+    /// A decoder failed or panicked: the others stop rather than wait for
+    /// a piece it held.
+    failed: bool,
+}
+
+/// The shared cutter and the turn its decoders wait for.
+struct Turns<C> {
+    shared: Mutex<Shared<C>>,
+    turn: Condvar,
+}
+
+impl<C> Turns<C> {
+    fn lock(&self) -> MutexGuard<'_, Shared<C>> {
+        self.shared.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stops every decoder waiting for its turn.
+    fn fail(&self) {
+        self.lock().failed = true;
+        self.turn.notify_all();
+    }
+}
+
 /// Runs `workers` decoders over the pieces of `cutter`, each tallying on
 /// its own; the tallies are merged at the end. No decoder waits for another
-/// except while one takes its piece, or applies pieces to the allocation
-/// map `memory` (in stream order: each piece is numbered as it is cut).
+/// except while one takes its piece, waits for the pieces before its own
+/// to be settled, or applies pieces to the allocation map `memory` (in
+/// stream order: each piece is numbered as it is settled).
 fn decode_all<C: Cutter>(
     cutter: C,
     table: ApiTable,
     workers: usize,
     memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
-    let cutter = Mutex::new((cutter, 0u64));
+    let turns = Turns {
+        shared: Mutex::new(Shared {
+            cutter,
+            handed: 0,
+            settled: 0,
+            numbered: 0,
+            failed: false,
+        }),
+        turn: Condvar::new(),
+    };
     let tallies: Vec<io::Result<Tally>> = thread::scope(|scope| {
         let helpers: Vec<_> = (1..workers)
-            .map(|_| scope.spawn(|| decode_share(&cutter, table, memory)))
+            .map(|_| scope.spawn(|| decode_share(&turns, table, memory)))
             .collect();
-        let mut tallies = vec![decode_share(&cutter, table, memory)];
+        let mut tallies = vec![decode_share(&turns, table, memory)];
         for h in helpers {
             tallies.push(
                 h.join()
@@ -107,7 +159,8 @@ fn decode_all<C: Cutter>(
     for t in tallies {
         total.merge(t?);
     }
-    let (cutter, _) = cutter.into_inner().unwrap_or_else(|e| e.into_inner());
+    let shared = turns.shared.into_inner().unwrap_or_else(|e| e.into_inner());
+    let cutter = shared.cutter;
     let f = cutter.framing();
     let outcome = StreamOutcome {
         trailer: f.trailer(),
@@ -119,30 +172,59 @@ fn decode_all<C: Cutter>(
     Ok((total, outcome))
 }
 
-/// One decoder's share of the stream: pieces taken from `cutter` (with
-/// the number of the next piece) until it is exhausted, tallied into a
-/// tally of its own; each piece's events for the allocation map go to
-/// `memory` under the piece's number.
+/// One decoder's share of the stream: pieces taken from the cutter until
+/// it is exhausted, each framed without the lock, settled in its turn and
+/// tallied into a tally of its own; each piece's events for the
+/// allocation map go to `memory` under the piece's number.
 fn decode_share<C: Cutter>(
-    cutter: &Mutex<(C, u64)>,
+    turns: &Turns<C>,
     table: ApiTable,
     memory: Option<&OrderedMap>,
 ) -> io::Result<Tally> {
     let mut tally = Tally::new(table, memory.is_some());
     let mut piece = C::Piece::default();
-    let _abandon = AbandonOnPanic(memory);
+    let _abandon = AbandonOnPanic(memory, turns);
     loop {
         piece.release();
-        // A block of its own, so the lock is let go before decoding.
-        let (more, number) = {
-            let mut c = cutter.lock().unwrap_or_else(|e| e.into_inner());
-            let more = c.0.next(&mut piece)?;
-            c.1 += 1;
-            (more, c.1 - 1)
+        // Blocks of their own, so the lock is let go before framing and
+        // decoding.
+        let turn = {
+            let mut s = turns.lock();
+            if s.failed {
+                return Ok(tally);
+            }
+            match s.cutter.next(&mut piece) {
+                Ok(true) => {}
+                Ok(false) => return Ok(tally),
+                Err(e) => {
+                    s.failed = true;
+                    turns.turn.notify_all();
+                    return Err(e);
+                }
+            }
+            s.handed += 1;
+            s.handed - 1
         };
-        if !more {
-            return Ok(tally);
-        }
+        piece.frame();
+        let number = {
+            let mut s = turns.lock();
+            while s.settled < turn && !s.failed {
+                s = turns.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+            }
+            if s.failed {
+                return Ok(tally);
+            }
+            let settled = s.cutter.settle(&mut piece);
+            s.settled += 1;
+            s.failed |= settled.is_err();
+            turns.turn.notify_all();
+            settled?;
+            if piece.records().starts.is_empty() {
+                continue;
+            }
+            s.numbered += 1;
+            s.numbered - 1
+        };
         tally.records(piece.records());
         if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
             map.submit(number, ops);
@@ -150,14 +232,18 @@ fn decode_share<C: Cutter>(
     }
 }
 
-/// Lets the other decoders of the allocation map go on when a decoder
-/// panics, so none waits for the piece it held.
-struct AbandonOnPanic<'a>(Option<&'a OrderedMap>);
+/// Lets the other decoders go on when a decoder panics, so none waits for
+/// the piece it held: neither its turn to be settled nor its piece of the
+/// allocation map.
+struct AbandonOnPanic<'a, C>(Option<&'a OrderedMap>, &'a Turns<C>);
 
-impl Drop for AbandonOnPanic<'_> {
+impl<C> Drop for AbandonOnPanic<'_, C> {
     fn drop(&mut self) {
-        if let (Some(map), true) = (self.0, thread::panicking()) {
-            map.abandon();
+        if thread::panicking() {
+            self.1.fail();
+            if let Some(map) = self.0 {
+                map.abandon();
+            }
         }
     }
 }
@@ -505,13 +591,7 @@ mod tests {
             for workers in [1, 3] {
                 // Mapping is Linux-only.
                 #[cfg(target_os = "linux")]
-                for g in [
-                    Geometry {
-                        align: 64 << 10,
-                        window: 128 << 10,
-                    },
-                    Geometry::DEFAULT,
-                ] {
+                for g in [Geometry { part: 64 << 10 }, Geometry::DEFAULT] {
                     let mapped = MappedChunks::new(open(), 8, len, g).ok().unwrap();
                     let what = format!("cut at {cut}, {workers} decoders, {g:?}");
                     assert_eq!(streamed(&dir, mapped, workers), expect, "{what}");
@@ -519,6 +599,167 @@ mod tests {
                 let what = format!("cut at {cut}, {workers} decoders, 1000-byte chunks");
                 assert_eq!(streamed(&dir, read(1000), workers), expect, "{what}");
             }
+        }
+    }
+
+    /// A record of `len` bytes (a header at least) of type `event_type`,
+    /// its payload from `fill`.
+    #[cfg(target_os = "linux")]
+    fn record(
+        event_type: u16,
+        seq: u64,
+        tid: u64,
+        len: u32,
+        fill: &mut dyn FnMut() -> u8,
+    ) -> Vec<u8> {
+        let mut r: Vec<u8> = (0..len).map(|_| fill()).collect();
+        r[0..2].copy_from_slice(&event_type.to_le_bytes());
+        r[2..10].copy_from_slice(&seq.to_le_bytes());
+        r[10..18].copy_from_slice(&(1_000 + seq * 10).to_le_bytes());
+        r[18..26].copy_from_slice(&tid.to_le_bytes());
+        r[26..30].copy_from_slice(&len.to_le_bytes());
+        r[30..32].fill(0);
+        r
+    }
+
+    /// The summary fields the stream decides for the `events.bin` at
+    /// `events`, as the serial walk reads it (one decoder, read in chunks)
+    /// and as mapped windows framed in parallel give them, at `part` and
+    /// at several numbers of decoders.
+    #[cfg(target_os = "linux")]
+    fn parallel_against_serial(events: &Path, part: u64) -> Result<(), String> {
+        let dir = events.parent().unwrap();
+        let len = fs::metadata(events).unwrap().len();
+        let mut f = fs::File::open(events).unwrap();
+        io::Seek::seek(&mut f, io::SeekFrom::Start(8)).unwrap();
+        let serial = streamed(dir, EventChunks::new(f, 8, len - 8, CHUNK_BYTES), 1);
+        for workers in [1, 4, 7] {
+            let open = fs::File::open(events).unwrap();
+            let mapped = MappedChunks::new(open, 8, len, Geometry { part })
+                .ok()
+                .unwrap();
+            let parallel = streamed(dir, mapped, workers);
+            if parallel != serial {
+                return Err(format!(
+                    "{workers} decoders, part {part}:\nparallel {parallel}\nserial {serial}"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(target_os = "linux")]
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Hostile streams framed in parallel summarize as the serial walk
+        /// reads them: records of many threads with interleaved sequence
+        /// ids, of unknown types and region batches; payloads that are
+        /// chains of plausible fake headers (a boundary finder's trap);
+        /// trailers inside, with records after them; and every torn tail
+        /// of §9, a claim exactly at the record cap and garbage included.
+        #[test]
+        fn parallel_framing_summarizes_as_the_serial_walk(
+            records in proptest::collection::vec((0u8..6, 32u32..2500, 0u64..4), 1..300),
+            tail in 0u8..8,
+            part_pages in 1u64..9,
+            seed in 1u64..u64::MAX,
+        ) {
+            use crate::archive::format::framing::{MAX_RECORD_BYTES, TRAILER_MAGIC, TRAILER_TYPE};
+            use crate::archive::format::regions::REGION_EVENT;
+            let mut next = crate::archive::summary::chunks::testing::xorshift(seed);
+            let mut s = b"EHRR\x07\0\0\0".to_vec();
+            let mut seq = 0u64;
+            for &(kind, len, tid) in &records {
+                seq += 1 + next() % 3;
+                let mut random = || next() as u8;
+                let r = match kind {
+                    0 => record(215, seq, tid, len, &mut random),
+                    1 => {
+                        // The payload: fake headers of type 215, 48 bytes
+                        // apart, with the sequence ids of their neighbours.
+                        let mut r = record(215, seq, tid, len.max(64), &mut || 0);
+                        let mut at = 32 + (len as usize % 16);
+                        while at + 48 <= r.len() {
+                            let fake = record(215, seq + 1, tid, 48, &mut || 0);
+                            r[at..at + 32].copy_from_slice(&fake[..32]);
+                            at += 48;
+                        }
+                        r
+                    }
+                    2 => record(9_999, seq, tid, len, &mut random),
+                    3 => record(REGION_EVENT, seq, tid, len, &mut random),
+                    4 => {
+                        let mut t = record(TRAILER_TYPE, seq, tid, 44, &mut || 0);
+                        t[32..40].copy_from_slice(&seq.to_le_bytes());
+                        t[40..44].copy_from_slice(&TRAILER_MAGIC);
+                        t
+                    }
+                    _ => record(308, seq, tid, len, &mut random),
+                };
+                s.extend(r);
+            }
+            let mut random = || next() as u8;
+            match tail {
+                0 => {}
+                1 => s.extend([7, 0, 1]),
+                2 => s.extend(&record(215, seq + 1, 0, 900, &mut random)[..500]),
+                3 => {
+                    let mut r = record(215, seq + 1, 0, 64, &mut random);
+                    r[26..30].copy_from_slice(&12u32.to_le_bytes());
+                    s.extend(r);
+                }
+                4 => {
+                    let mut r = record(215, seq + 1, 0, 64, &mut random);
+                    r[26..30].copy_from_slice(&(MAX_RECORD_BYTES + 1).to_le_bytes());
+                    s.extend(r);
+                }
+                5 => {
+                    // Exactly the cap, announced by a body far shorter.
+                    let mut r = record(215, seq + 1, 0, 4096, &mut random);
+                    r[26..30].copy_from_slice(&MAX_RECORD_BYTES.to_le_bytes());
+                    s.extend(r);
+                }
+                6 => s.extend((0..3000).map(|_| random())),
+                _ => {
+                    let mut t = record(TRAILER_TYPE, seq + 1, 0, 44, &mut || 0);
+                    t[32..40].copy_from_slice(&seq.to_le_bytes());
+                    t[40..44].copy_from_slice(&TRAILER_MAGIC);
+                    s.extend(t);
+                    s.extend((0..100).map(|_| random()));
+                }
+            }
+            let tmp = tempfile::tempdir().unwrap();
+            let events = tmp.path().join("events.bin");
+            fs::write(&events, &s).unwrap();
+            let checked = parallel_against_serial(&events, part_pages * 4096);
+            proptest::prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
+        }
+    }
+
+    /// Records at the record cap, whole and over the windows around them,
+    /// framed in parallel, summarize as the serial walk reads them.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn records_at_the_cap_are_framed_in_parallel_as_serially() {
+        use crate::archive::format::framing::MAX_RECORD_BYTES;
+        let mut s = b"EHRR\x07\0\0\0".to_vec();
+        let mut seq = 0;
+        for big in [false, true, false, false, true] {
+            for _ in 0..300 {
+                seq += 1;
+                s.extend(record(215, seq, 1, 40 + (seq % 97) as u32, &mut || 0x5A));
+            }
+            if big {
+                seq += 1;
+                s.extend(record(308, seq, 2, MAX_RECORD_BYTES, &mut || 0));
+            }
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let events = tmp.path().join("events.bin");
+        fs::write(&events, &s).unwrap();
+        for part in [64 << 10, Geometry::DEFAULT.part] {
+            parallel_against_serial(&events, part).unwrap();
         }
     }
 
@@ -554,10 +795,7 @@ mod tests {
             assert_eq!(memory_of(read(1000), workers), expect, "{workers} decoders");
             #[cfg(target_os = "linux")]
             {
-                let g = Geometry {
-                    align: 64 << 10,
-                    window: 128 << 10,
-                };
+                let g = Geometry { part: 64 << 10 };
                 let open = fs::File::open(&events).unwrap();
                 let mapped = MappedChunks::new(open, 8, len, g).ok().unwrap();
                 assert_eq!(memory_of(mapped, workers), expect, "{workers} mapped");
@@ -580,10 +818,10 @@ mod tests {
 
         /// Allocations, frees (matched or not, reusing addresses) and
         /// launches passing pointers into live, freed and no ranges, cut
-        /// into small pieces that four decoders finish out of order (more
-        /// than the pieces allowed to wait): the map, its audit and a
-        /// watched address come out as one decoder reading in order
-        /// makes them.
+        /// into small pieces (read chunks, and mapped windows framed in
+        /// parallel) that four decoders finish out of order (more than the
+        /// pieces allowed to wait): the map, its audit and a watched
+        /// address come out as one decoder reading in order makes them.
         #[test]
         fn the_map_from_many_decoders_is_the_map_from_one(
             ops in proptest::collection::vec((0u8..4, 0u64..48, 0u64..16), 1..500),
@@ -633,6 +871,14 @@ mod tests {
             // Unwatched, the audit answers from its pointer cache first.
             let unwatched = format!("{:?}", memory_of(read(chunk), 4));
             proptest::prop_assert_eq!(serial.lines().next(), Some(unwatched.as_str()));
+            // Mapped windows, framed in parallel, feed the map in order too.
+            #[cfg(target_os = "linux")]
+            {
+                let open = fs::File::open(&events).unwrap();
+                let part = 4096 * (1 + chunk as u64 % 4);
+                let mapped = MappedChunks::new(open, 8, len, Geometry { part }).ok().unwrap();
+                proptest::prop_assert_eq!(watched_memory_of(mapped, 4, watch()), serial);
+            }
         }
     }
 }
