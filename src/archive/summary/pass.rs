@@ -45,6 +45,11 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// pass scales to 16 cores; memory grows by one window or chunk buffer
 /// per decoder.
 const MAX_WORKERS: usize = 16;
+/// Decoder threads at most while the allocation map is built: one thread
+/// applies its pieces in stream order, which bounds the pass at about the
+/// pace of four decoders; more only hold more pieces (and their windows)
+/// waiting, so they cost memory and time (docs/performance.md).
+const MAX_WORKERS_WITH_MAP: usize = 4;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -69,12 +74,16 @@ fn stream(
     len: u64,
     memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
+    let limit = match memory {
+        Some(_) => MAX_WORKERS_WITH_MAP,
+        None => MAX_WORKERS,
+    };
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
         true => {
-            let decoders = cores.min(MAX_WORKERS);
+            let decoders = cores.min(limit);
             match MappedChunks::new(file, start, len, Geometry::for_decoders(decoders)) {
                 Ok(mapped) => return decode_all(mapped, table, decoders, memory),
                 Err(file) => file,
@@ -84,7 +93,7 @@ fn stream(
     };
     let body = len.saturating_sub(start);
     let chunks = EventChunks::new(file, start, body, CHUNK_BYTES);
-    decode_all(chunks, table, (cores + 1).min(MAX_WORKERS), memory)
+    decode_all(chunks, table, (cores + 1).min(limit), memory)
 }
 
 /// The cutter shared by the decoders, with the turns of the pieces it has
