@@ -176,6 +176,7 @@ mod tests {
     }
 
     /// A host of four gfx942 GPUs seen through the masks `vars`.
+    #[cfg(not(windows))]
     fn masked(vars: &[(&str, &str)]) -> HostFacts {
         let mut h = host(&["gfx942"; 4], "7.2.53211", "2.8");
         h.apply_masks(&DeviceMasks::from_vars(|k| {
