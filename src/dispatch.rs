@@ -138,17 +138,16 @@ fn not_builtin(
     let (name, rest) = words
         .split_first()
         .ok_or_else(|| anyhow!("no command given"))?;
-    let registry = Registry::load(&ctx.config);
-    match registry.resolve(name).map(|c| &c.source) {
+    match Registry::find(&ctx.config, name).map(|c| c.source) {
         Some(Source::Alias(alias)) => run_alias(global, aliases, name, &alias.expansion, rest),
         Some(Source::Workflow(workflow)) => lua::run_workflow(
             Rc::new(ctx),
-            workflow,
+            &workflow,
             lua::Invocation::with_args(rest.iter().map(Into::into).collect()),
         ),
         Some(Source::External(e)) => external::run(&ctx, &e.path, name, rest),
         // clap has already matched every builtin name.
-        Some(Source::Builtin { .. }) | None => Err(registry.unknown(name)),
+        Some(Source::Builtin { .. }) | None => Err(Registry::load(&ctx.config).unknown(name)),
     }
 }
 

@@ -94,39 +94,58 @@ pub struct Registry {
     commands: Vec<Command>,
 }
 
+/// Every command in precedence order (builtins, aliases, workflows,
+/// externals), each source read only when the iteration reaches it.
+fn in_precedence(config: &Config) -> impl Iterator<Item = Command> + '_ {
+    let builtins = Cli::command()
+        .get_subcommands()
+        .map(|c| Command {
+            name: c.get_name().to_string(),
+            source: Source::Builtin {
+                about: c.get_about().map(|a| a.to_string()).unwrap_or_default(),
+            },
+        })
+        .collect::<Vec<_>>();
+    let aliases = std::iter::once_with(|| config.aliases())
+        .flatten()
+        .map(|(name, alias)| Command {
+            name,
+            source: Source::Alias(alias),
+        });
+    let workflows = std::iter::once_with(|| lua::scripts::all(config))
+        .flatten()
+        .map(|w| Command {
+            name: w.name.clone(),
+            source: Source::Workflow(w),
+        });
+    let externals = std::iter::once_with(hrr::external_search::all)
+        .flatten()
+        .map(|e| Command {
+            name: e.name.clone(),
+            source: Source::External(e),
+        });
+    builtins
+        .into_iter()
+        .chain(aliases)
+        .chain(workflows)
+        .chain(externals)
+}
+
 impl Registry {
     /// Gathers the builtins, the aliases of `config`, the workflows of its
     /// script directories and the externals in the user's `bin/` and on
     /// `PATH`.
     pub fn load(config: &Config) -> Registry {
-        let builtins = Cli::command()
-            .get_subcommands()
-            .map(|c| Command {
-                name: c.get_name().to_string(),
-                source: Source::Builtin {
-                    about: c.get_about().map(|a| a.to_string()).unwrap_or_default(),
-                },
-            })
-            .collect::<Vec<_>>();
-        let aliases = config.aliases().into_iter().map(|(name, alias)| Command {
-            name,
-            source: Source::Alias(alias),
-        });
-        let workflows = lua::scripts::all(config).into_iter().map(|w| Command {
-            name: w.name.clone(),
-            source: Source::Workflow(w),
-        });
-        let externals = hrr::external_search::all().into_iter().map(|e| Command {
-            name: e.name.clone(),
-            source: Source::External(e),
-        });
-        let commands = builtins
-            .into_iter()
-            .chain(aliases)
-            .chain(workflows)
-            .chain(externals)
-            .collect();
-        Registry { commands }
+        Registry {
+            commands: in_precedence(config).collect(),
+        }
+    }
+
+    /// The command `hrr <name>` runs, looking only as far as the first
+    /// source that has it: running an alias or a workflow reads no `PATH`
+    /// directory.
+    pub fn find(config: &Config, name: &str) -> Option<Command> {
+        in_precedence(config).find(|c| c.name == name)
     }
 
     /// Every command, shadowed ones included, in precedence order.
