@@ -14,7 +14,8 @@ use std::path::Path;
 use super::archive_summary::ArchiveFacts;
 use super::evidence::{Evidence, NullArg};
 use super::names::same_kernel;
-use crate::archive::memory::map::{Range, Surroundings};
+use crate::archive::memory::map::Range;
+use crate::archive::memory::watch::Surroundings;
 use crate::archive::memory::{self, hex, source_name, Query};
 use crate::finding::{ArgumentRef, FaultAllocation, Finding, Placement, PlacementState, Relation};
 

@@ -1,6 +1,7 @@
-//! The allocation map: the ranges live at each point of the stream, the
-//! ranges freed and not reallocated, and the launch pointer audit against
-//! them.
+//! The allocation map: the ranges live at each point of the stream and the
+//! ranges freed and not reallocated, built from the allocations and frees
+//! in stream order. The launch pointer audit against it runs beside it, a
+//! piece at a time, on whichever decoder is free ([`super::view`]).
 //!
 //! Three layers of ranges, from the least specific: the HIP API ranges
 //! (`hipMalloc` and the rest of [`super::ops`]), the allocator segments of
@@ -12,15 +13,18 @@
 //! Bounded: at most [`MAX_LIVE`] live ranges and [`MAX_FREED`] freed ones
 //! are kept; past either cap the newest allocations (or the oldest freed
 //! ranges) are left out and the summary's notes say so. A live range costs
-//! its [`Range`] (80 bytes) in a slab that grows by doubling, its index
-//! entry and its generation: about 150–190 bytes of resident memory as
-//! measured (`hrr-bench-archive`: 100 k live ranges, peak RSS 36 MiB
-//! against 17–22 MiB without the map).
+//! its [`Range`] (80 bytes) and its place in a B-tree node (about 120–150
+//! bytes of resident memory in all, as `hrr-bench-archive` measures at
+//! 100 k live ranges).
 
 use std::collections::{BTreeMap, VecDeque};
 
+use rustc_hash::FxHashSet;
+
 use crate::archive::format::regions::RegionRecord;
-use crate::archive::memory::ops::{Op, PieceOps, Pointer, Stamp};
+use crate::archive::memory::ops::{Op, PieceOps};
+use crate::archive::memory::view::{Audit, Change, Prepared, PAGE_BITS};
+use crate::archive::memory::watch::Watch;
 
 /// Live ranges tracked at most.
 pub const MAX_LIVE: usize = 1 << 17;
@@ -41,7 +45,8 @@ pub enum Source {
 }
 
 impl Source {
-    fn layer(self) -> usize {
+    /// Its layer: 0 for API ranges, 1 for segments, 2 for blocks.
+    pub(crate) fn layer(self) -> usize {
         match self {
             Source::Api(_) => 0,
             Source::RegionSegment => 1,
@@ -75,7 +80,7 @@ pub struct Range {
     /// How it ended, once freed.
     pub freed: Option<Death>,
     /// Index in the watched address's history, or `u32::MAX`.
-    hist: u32,
+    pub(crate) hist: u32,
 }
 
 impl Range {
@@ -105,7 +110,7 @@ pub struct PointerExample {
     pub freed: Option<Range>,
 }
 
-/// What the audit and the map counted over the stream.
+/// What the map and the audit counted over the stream.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Totals {
     /// Allocations followed (HIP calls and region ADD records).
@@ -124,16 +129,8 @@ pub struct Totals {
     pub regions_capped: bool,
     /// Largest sum of live HIP API range sizes.
     pub peak_live_bytes: u64,
-    /// Launches passing at least one pointer into freed memory.
-    pub stale_pointer_launches: u64,
-    /// Pointer arguments in no range.
-    pub unattributed_pointer_args: u64,
-    /// Pointer arguments checked.
-    pub pointer_args: u64,
-    /// First stale pointers.
-    pub stale_examples: Vec<PointerExample>,
-    /// First unattributed pointers.
-    pub unattributed_examples: Vec<PointerExample>,
+    /// The launch pointer audit.
+    pub audit: Audit,
 }
 
 /// Where a pointer lies at a point of the stream.
@@ -147,76 +144,45 @@ pub enum Hit {
     Nowhere,
 }
 
-/// Entries of the pointer cache (a power of two).
-const CACHE: usize = 4096;
-/// Address bits below the pointer cache's granule: the pointers into one
-/// 4 KiB page (a buffer's base and the offsets past it that kernels are
-/// passed) share an entry.
-const PAGE_BITS: u32 = 12;
-
-/// The live range a pointer into a page was last found in, with its
-/// bounds, so a hit reads the entry and the slot's generation only.
-#[derive(Clone, Copy)]
-struct CacheEntry {
-    base: u64,
-    end: u64,
-    slot: u32,
-    gen: u32,
-    layer: usize,
-}
-
-impl CacheEntry {
-    /// An entry no address lies in.
-    const EMPTY: CacheEntry = CacheEntry {
-        base: 0,
-        end: 0,
-        slot: 0,
-        gen: 0,
-        layer: 0,
-    };
-}
-
 /// The map of one process's stream.
 pub struct AllocationMap {
-    /// The slab of live ranges (and dead ones, whose slots are reused).
-    slots: Vec<Range>,
-    free_slots: Vec<u32>,
-    /// Per layer: live ranges by base, as slab slots.
-    live: [BTreeMap<u64, u32>; 3],
+    /// Per layer: live ranges by base.
+    live: [BTreeMap<u64, Range>; 3],
     /// Per layer: freed ranges by base.
     freed: [BTreeMap<u64, Range>; 3],
     /// Freed ranges in the order they were freed (layer, base, free seq),
     /// for dropping the oldest at the cap.
     freed_order: VecDeque<(usize, u64, Option<u64>)>,
     live_bytes: u64,
-    /// Per slab slot, its generation: it changes when the slot's range
-    /// dies, so a cached slot is checked in one load of a small array.
-    gens: Vec<u32>,
-    cache: Box<[CacheEntry; CACHE]>,
     regions: Vec<RegionRecord>,
     next_region: usize,
     /// The counts and examples so far.
     pub totals: Totals,
+    /// Where the piece being applied records its changes, and the index
+    /// of the event being applied.
+    changes: Vec<(u32, Change)>,
+    event: u32,
+    /// The pages of the piece being applied answered so far.
+    answered: FxHashSet<u64>,
 }
 
 impl AllocationMap {
     /// An empty map that merges `regions` (sorted by time) into the events.
     pub fn new(regions: Vec<RegionRecord>, regions_capped: bool) -> AllocationMap {
         AllocationMap {
-            slots: Vec::new(),
-            free_slots: Vec::new(),
             live: Default::default(),
             freed: Default::default(),
             freed_order: VecDeque::new(),
             live_bytes: 0,
-            gens: Vec::new(),
-            cache: Box::new([CacheEntry::EMPTY; CACHE]),
             regions,
             next_region: 0,
             totals: Totals {
                 regions_capped,
                 ..Totals::default()
             },
+            changes: Vec::new(),
+            event: 0,
+            answered: FxHashSet::default(),
         }
     }
 
@@ -227,13 +193,11 @@ impl AllocationMap {
 
     /// Every live range, by layer then base.
     pub fn live_ranges(&self) -> impl Iterator<Item = Range> + '_ {
-        self.live
-            .iter()
-            .flat_map(|l| l.values().map(|&s| self.slots[s as usize]))
+        self.live.iter().flat_map(|l| l.values().copied())
     }
 
     /// Applies the region records stamped at or before `ns`.
-    pub fn regions_until(&mut self, ns: u64, watch: &mut Option<&mut Watch>) {
+    fn regions_until(&mut self, ns: u64, watch: &mut Option<&mut Watch>) {
         while let Some(r) = self.regions.get(self.next_region).copied() {
             if r.mono_ns > ns {
                 break;
@@ -260,14 +224,32 @@ impl AllocationMap {
         }
     }
 
-    /// Applies every region record left (those after the last event).
-    pub fn finish(&mut self, watch: &mut Option<&mut Watch>) {
-        self.regions_until(u64::MAX, watch);
+    /// Applies every region record left (those after the last event), and
+    /// tells `watch` the stream ended.
+    pub fn finish(&mut self, mut watch: Option<&mut Watch>) {
+        self.regions_until(u64::MAX, &mut watch);
+        self.changes.clear();
+        if let Some(w) = watch {
+            w.end(self);
+        }
     }
 
-    /// Applies one piece's events, in order.
-    pub fn apply(&mut self, piece: &PieceOps, mut watch: Option<&mut Watch>) {
-        for &(stamp, op) in &piece.events {
+    /// Applies one piece's allocations and frees (and the region records
+    /// stamped before its events), in order. `prepared` receives, for the
+    /// piece's audit, the ranges meeting its pointer pages before it and
+    /// the changes made; `watch` sees the map before each event.
+    pub(crate) fn apply(
+        &mut self,
+        piece: &PieceOps,
+        prepared: &mut Prepared,
+        mut watch: Option<&mut Watch>,
+    ) {
+        prepared.clear();
+        self.meeting(&piece.pages, &mut prepared.ranges);
+        std::mem::swap(&mut self.changes, &mut prepared.changes);
+        self.changes.clear();
+        for (i, &(stamp, op)) in piece.events.iter().enumerate() {
+            self.event = i as u32;
             if self.next_region < self.regions.len() {
                 self.regions_until(stamp.ns, &mut watch);
             }
@@ -294,17 +276,58 @@ impl AllocationMap {
                         self.free(0, ptr, death, &mut watch);
                     }
                 }
-                Op::Launch {
-                    kernel,
-                    first,
-                    count,
-                } => {
-                    let ptrs = &piece.ptrs[first as usize..(first + count) as usize];
-                    let name = &piece.names[kernel as usize];
-                    self.audit(stamp.seq, name, ptrs, &mut watch);
+                Op::Launch { .. } => {}
+            }
+        }
+        std::mem::swap(&mut self.changes, &mut prepared.changes);
+    }
+
+    /// Pushes onto `out` every live and freed range meeting one of `pages`
+    /// (each page once, however often it is listed).
+    fn meeting(&mut self, pages: &[u64], out: &mut Vec<Range>) {
+        let mut answered = std::mem::take(&mut self.answered);
+        answered.clear();
+        for &page in pages {
+            if !answered.insert(page) {
+                continue;
+            }
+            let start = page << PAGE_BITS;
+            let end = start.saturating_add(1 << PAGE_BITS);
+            // Ranges of a layer never overlap (live ones among themselves,
+            // freed ones too), so their ends rise with their bases: those
+            // meeting the page are the last starting before its end, back
+            // to the first ending before it.
+            // Returns whether one range holds the whole page.
+            let meet = |map: &BTreeMap<u64, Range>, out: &mut Vec<Range>| {
+                let mut whole = false;
+                for r in map.range(..end).rev().map(|(_, r)| r) {
+                    if r.end() <= start {
+                        break;
+                    }
+                    whole |= r.base <= start && r.end() >= end;
+                    out.push(*r);
+                }
+                whole
+            };
+            let mut whole = [false; 3];
+            for (l, w) in whole.iter_mut().enumerate() {
+                *w = meet(&self.live[l], out);
+            }
+            // A freed range never meets memory live in its own layer (an
+            // allocation reallocates the freed ranges of its layer under
+            // it): a page one live range of the layer holds whole needs no
+            // freed answer of that layer.
+            for (l, whole) in whole.into_iter().enumerate() {
+                if !whole {
+                    meet(&self.freed[l], out);
                 }
             }
         }
+        self.answered = answered;
+    }
+
+    fn record(&mut self, c: Change) {
+        self.changes.push((self.event, c));
     }
 
     fn allocate(
@@ -325,12 +348,11 @@ impl AllocationMap {
         // A live range of the layer under the new one lost its free. Ranges
         // of a layer never overlap, so those under it are the last ones
         // starting before its end, back to the first that ends before it.
-        while let Some((&b, &s)) = self.live[layer].range(..end).next_back() {
-            if self.slots[s as usize].end() <= base {
+        while let Some((&b, r)) = self.live[layer].range(..end).next_back() {
+            if r.end() <= base {
                 break;
             }
-            self.live[layer].remove(&b);
-            self.kill(s);
+            self.end_live(layer, b);
             self.totals.superseded += 1;
         }
         // Freed ranges under it are reallocated: no longer freed. An API
@@ -343,6 +365,11 @@ impl AllocationMap {
                     break;
                 }
                 self.freed[l].remove(&b);
+                self.record(Change::Remove {
+                    layer: l,
+                    base: b,
+                    freed: true,
+                });
             }
         }
         if self.live_count() >= MAX_LIVE {
@@ -361,43 +388,34 @@ impl AllocationMap {
         if let Some(w) = watch.as_deref_mut() {
             range.hist = w.born(&range);
         }
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.slots[s as usize] = range;
-                s
-            }
-            None => {
-                self.slots.push(range);
-                self.gens.push(0);
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.live[layer].insert(base, slot);
+        self.live[layer].insert(base, range);
+        self.record(Change::Add(range));
         if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_add(size);
             self.totals.peak_live_bytes = self.totals.peak_live_bytes.max(self.live_bytes);
         }
     }
 
-    /// Ends slab slot `s` (already out of the live index).
-    fn kill(&mut self, s: u32) -> Range {
-        let gen = &mut self.gens[s as usize];
-        *gen = gen.wrapping_add(1);
-        self.free_slots.push(s);
-        let range = self.slots[s as usize];
-        if range.source.layer() == 0 {
+    /// Ends the live range of `layer` at `base`, if there is one.
+    fn end_live(&mut self, layer: usize, base: u64) -> Option<Range> {
+        let range = self.live[layer].remove(&base)?;
+        self.record(Change::Remove {
+            layer,
+            base,
+            freed: false,
+        });
+        if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_sub(range.size);
         }
-        range
+        Some(range)
     }
 
     fn free(&mut self, layer: usize, base: u64, death: Death, watch: &mut Option<&mut Watch>) {
         self.totals.frees += 1;
-        let Some(s) = self.live[layer].remove(&base) else {
+        let Some(mut range) = self.end_live(layer, base) else {
             self.totals.unmatched_frees += 1;
             return;
         };
-        let mut range = self.kill(s);
         range.freed = Some(death);
         if let Some(w) = watch.as_deref_mut() {
             w.died(&range);
@@ -409,19 +427,24 @@ impl AllocationMap {
                     .is_some_and(|r| r.freed.and_then(|d| d.seq) == seq)
                 {
                     self.freed[l].remove(&b);
+                    self.record(Change::Remove {
+                        layer: l,
+                        base: b,
+                        freed: true,
+                    });
                     self.totals.forgotten_frees += 1;
                 }
             }
         }
         self.freed_order.push_back((layer, base, death.seq));
         self.freed[layer].insert(base, range);
+        self.record(Change::Add(range));
     }
 
     /// The live range of `layer` holding `a`.
-    fn live_in(&self, layer: usize, a: u64) -> Option<(u32, Range)> {
-        let (_, &s) = self.live[layer].range(..=a).next_back()?;
-        let r = self.slots[s as usize];
-        r.contains(a).then_some((s, r))
+    fn live_in(&self, layer: usize, a: u64) -> Option<Range> {
+        let (_, r) = self.live[layer].range(..=a).next_back()?;
+        r.contains(a).then_some(*r)
     }
 
     /// The freed range of `layer` holding `a`.
@@ -433,7 +456,7 @@ impl AllocationMap {
     /// Where `a` lies now: the most specific live range holding it, else
     /// the most specific freed one, else nowhere.
     pub fn locate(&self, a: u64) -> Hit {
-        if let Some((_, r)) = (0..3).rev().find_map(|l| self.live_in(l, a)) {
+        if let Some(r) = (0..3).rev().find_map(|l| self.live_in(l, a)) {
             return Hit::Live(r);
         }
         match (0..3).rev().find_map(|l| self.freed_in(l, a)) {
@@ -444,11 +467,7 @@ impl AllocationMap {
 
     /// Every live range holding `a`, most specific first.
     pub fn live_holding(&self, a: u64) -> Vec<Range> {
-        (0..3)
-            .rev()
-            .filter_map(|l| self.live_in(l, a))
-            .map(|(_, r)| r)
-            .collect()
+        (0..3).rev().filter_map(|l| self.live_in(l, a)).collect()
     }
 
     /// The live ranges nearest `a` that end at or before it and that
@@ -457,14 +476,12 @@ impl AllocationMap {
         let mut below: Option<Range> = None;
         let mut above: Option<Range> = None;
         for l in 0..3 {
-            if let Some((_, &s)) = self.live[l].range(..=a).next_back() {
-                let r = self.slots[s as usize];
+            if let Some((_, &r)) = self.live[l].range(..=a).next_back() {
                 if !r.contains(a) && below.is_none_or(|b| r.end() > b.end()) {
                     below = Some(r);
                 }
             }
-            if let Some((_, &s)) = self.live[l].range(a.saturating_add(1)..).next() {
-                let r = self.slots[s as usize];
+            if let Some((_, &r)) = self.live[l].range(a.saturating_add(1)..).next() {
                 if above.is_none_or(|b| r.base < b.base) {
                     above = Some(r);
                 }
@@ -472,300 +489,14 @@ impl AllocationMap {
         }
         (below, above)
     }
-
-    /// The cache entry of the page of `a`.
-    #[inline]
-    fn cache_slot(a: u64) -> usize {
-        let page = a >> PAGE_BITS;
-        (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
-    }
-
-    /// The most specific layer holding a live range (0 when none does).
-    fn top_layer(&self) -> usize {
-        (1..3)
-            .rev()
-            .find(|&l| !self.live[l].is_empty())
-            .unwrap_or(0)
-    }
-
-    /// Whether the pointer cache says `a` is in a live range: the range
-    /// found for its page before holds it, still lives (its slot's
-    /// generation is unchanged; a slot's generation changes when it dies),
-    /// and is of layer `top` (the [`Self::top_layer`]) or above, so no
-    /// live range of a more specific layer could hold `a` instead.
-    #[inline]
-    fn cached_live(&self, a: u64, top: usize) -> Option<u32> {
-        let e = &self.cache[Self::cache_slot(a)];
-        let hit = a >= e.base
-            && a < e.end
-            && e.layer >= top
-            && self.gens.get(e.slot as usize) == Some(&e.gen);
-        hit.then_some(e.slot)
-    }
-
-    /// The live range holding `a`: the pointer cache first, then the index.
-    #[inline]
-    fn live_hit(&mut self, a: u64) -> Option<Range> {
-        if let Some(s) = self.cached_live(a, self.top_layer()) {
-            return Some(self.slots[s as usize]);
-        }
-        let (s, r) = (0..3).rev().find_map(|l| self.live_in(l, a))?;
-        self.cache[Self::cache_slot(a)] = CacheEntry {
-            base: r.base,
-            end: r.end(),
-            slot: s,
-            gen: self.gens[s as usize],
-            layer: r.source.layer(),
-        };
-        Some(r)
-    }
-
-    /// Checks each pointer of a launch against the map.
-    fn audit(&mut self, seq: u64, name: &[u8], ptrs: &[Pointer], watch: &mut Option<&mut Watch>) {
-        let mut stale = false;
-        let top = self.top_layer();
-        self.totals.pointer_args += ptrs.len() as u64;
-        for p in ptrs {
-            if watch.is_none() && self.cached_live(p.address, top).is_some() {
-                continue;
-            }
-            let hit = match self.live_hit(p.address) {
-                Some(r) => Hit::Live(r),
-                None => match (0..3).rev().find_map(|l| self.freed_in(l, p.address)) {
-                    Some(r) => Hit::Freed(r),
-                    None => Hit::Nowhere,
-                },
-            };
-            if let Some(w) = watch.as_deref_mut() {
-                w.passed(seq, name, p, hit);
-            }
-            let example = || PointerExample {
-                launch_seq: seq,
-                kernel: String::from_utf8_lossy(name).into_owned(),
-                argument: p.arg,
-                address: p.address,
-                freed: match hit {
-                    Hit::Freed(r) => Some(r),
-                    _ => None,
-                },
-            };
-            match hit {
-                Hit::Live(_) => {}
-                Hit::Freed(_) => {
-                    stale = true;
-                    if self.totals.stale_examples.len() < MAX_EXAMPLES {
-                        let e = example();
-                        self.totals.stale_examples.push(e);
-                    }
-                }
-                Hit::Nowhere => {
-                    self.totals.unattributed_pointer_args += 1;
-                    if self.totals.unattributed_examples.len() < MAX_EXAMPLES {
-                        let e = example();
-                        self.totals.unattributed_examples.push(e);
-                    }
-                }
-            }
-        }
-        if stale {
-            self.totals.stale_pointer_launches += 1;
-        }
-    }
-}
-
-/// Ranges listed at most by a snapshot or a history.
-pub const MAX_LISTED: usize = 10_000;
-
-/// The state around one address at one point of the stream (what fault
-/// attribution weighs).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Surroundings {
-    /// Sequence id of the event the point is at (`None`: end of stream).
-    pub seq: Option<u64>,
-    /// Live ranges holding the address, most specific first.
-    pub holding: Vec<Range>,
-    /// The freed range holding it, when no live one does.
-    pub freed: Option<Range>,
-    /// The nearest live range ending at or before it.
-    pub below: Option<Range>,
-    /// The nearest live range starting after it.
-    pub above: Option<Range>,
-    /// The launch at that point: its kernel and pointer arguments.
-    pub launch: Option<(String, Vec<Pointer>)>,
-}
-
-/// A launch that passed a pointer into a range of the watched address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Passing {
-    /// Launch sequence id.
-    pub seq: u64,
-    /// Kernel name.
-    pub kernel: String,
-    /// Argument index.
-    pub argument: u16,
-    /// The pointer passed.
-    pub address: u64,
-    /// Whether the range it points into was live (else freed, or none).
-    pub live: bool,
-}
-
-/// What a query watches while the map is built: the ranges live at a
-/// sequence id, and the life of one address.
-#[derive(Debug, Default)]
-pub struct Watch {
-    /// Sequence id whose live ranges are wanted.
-    pub at: Option<u64>,
-    /// Address whose history and surroundings are wanted.
-    pub address: Option<u64>,
-    /// Kernel whose last launch is a point of interest.
-    pub kernel: Option<Vec<u8>>,
-    /// Live ranges before the first event past `at` (and how many there
-    /// were, when more than [`MAX_LISTED`]).
-    pub live_at: Option<(Vec<Range>, usize)>,
-    /// Every range that held `address`, in allocation order.
-    pub history: Vec<Range>,
-    /// Ranges left out of the history at the cap.
-    pub history_more: u64,
-    /// Launches passing a pointer into one of those ranges (or the address).
-    pub passes: Vec<Passing>,
-    /// Passes left out at the cap.
-    pub passes_more: u64,
-    /// Surroundings at the event whose sequence id is `at`.
-    pub at_event: Option<Surroundings>,
-    /// Surroundings at the last launch of `kernel`.
-    pub at_kernel: Option<Surroundings>,
-    /// Surroundings at the end of the stream.
-    pub at_end: Option<Surroundings>,
-}
-
-impl Watch {
-    fn surroundings(
-        &self,
-        map: &AllocationMap,
-        seq: Option<u64>,
-        launch: Option<(String, Vec<Pointer>)>,
-    ) -> Option<Surroundings> {
-        let a = self.address?;
-        let holding = map.live_holding(a);
-        let freed = match holding.is_empty() {
-            true => match map.locate(a) {
-                Hit::Freed(r) => Some(r),
-                _ => None,
-            },
-            false => None,
-        };
-        let (below, above) = map.neighbours(a);
-        Some(Surroundings {
-            seq,
-            holding,
-            freed,
-            below,
-            above,
-            launch,
-        })
-    }
-
-    /// Called before each event is applied.
-    fn before(&mut self, map: &AllocationMap, stamp: Stamp, op: Op, piece: &PieceOps) {
-        if let Some(at) = self.at {
-            if self.live_at.is_none() && stamp.seq > at {
-                self.snapshot(map);
-                if self.at_event.is_none() {
-                    // The event at `at` launched no kernel: the map just
-                    // before the first event past it.
-                    self.at_event = self.surroundings(map, Some(at), None);
-                }
-            }
-        }
-        let Op::Launch {
-            kernel,
-            first,
-            count,
-        } = op
-        else {
-            return;
-        };
-        let name = &piece.names[kernel as usize];
-        let at_event = self.at == Some(stamp.seq);
-        let of_kernel = self.kernel.as_deref() == Some(&**name);
-        if !(at_event || of_kernel) {
-            return;
-        }
-        let ptrs = piece.ptrs[first as usize..(first + count) as usize].to_vec();
-        let launch = Some((String::from_utf8_lossy(name).into_owned(), ptrs));
-        let s = self.surroundings(map, Some(stamp.seq), launch);
-        if at_event {
-            self.at_event = s.clone();
-        }
-        if of_kernel {
-            self.at_kernel = s;
-        }
-    }
-
-    fn snapshot(&mut self, map: &AllocationMap) {
-        let total = map.live_count();
-        self.live_at = Some((map.live_ranges().take(MAX_LISTED).collect(), total));
-    }
-
-    /// Called at the end of the stream.
-    pub fn end(&mut self, map: &AllocationMap) {
-        if self.at.is_some() && self.live_at.is_none() {
-            self.snapshot(map);
-        }
-        if self.at.is_some() && self.at_event.is_none() {
-            // No event came past `at`: the map at the end.
-            self.at_event = self.surroundings(map, self.at, None);
-        }
-        self.at_end = self.surroundings(map, None, None);
-    }
-
-    fn born(&mut self, r: &Range) -> u32 {
-        match self.address {
-            Some(a) if r.contains(a) => {
-                if self.history.len() >= MAX_LISTED {
-                    self.history_more += 1;
-                    return u32::MAX;
-                }
-                self.history.push(*r);
-                (self.history.len() - 1) as u32
-            }
-            _ => u32::MAX,
-        }
-    }
-
-    fn died(&mut self, r: &Range) {
-        if let Some(h) = self.history.get_mut(r.hist as usize) {
-            h.freed = r.freed;
-        }
-    }
-
-    fn passed(&mut self, seq: u64, name: &[u8], p: &Pointer, hit: Hit) {
-        let (watched, live) = match hit {
-            Hit::Live(r) => (r.hist != u32::MAX, true),
-            Hit::Freed(r) => (r.hist != u32::MAX, false),
-            Hit::Nowhere => (self.address == Some(p.address), false),
-        };
-        if !watched {
-            return;
-        }
-        if self.passes.len() >= MAX_LISTED {
-            self.passes_more += 1;
-            return;
-        }
-        self.passes.push(Passing {
-            seq,
-            kernel: String::from_utf8_lossy(name).into_owned(),
-            argument: p.arg,
-            address: p.address,
-            live,
-        });
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::archive::format::apis::id;
+    use crate::archive::memory::ops::{Pointer, Stamp};
+    use crate::archive::memory::view::View;
 
     fn piece(events: &[(u64, Op)], ptrs: &[Pointer]) -> PieceOps {
         let mut p = PieceOps::default();
@@ -781,8 +512,17 @@ mod tests {
             })
             .collect();
         p.ptrs = ptrs.to_vec();
+        p.pages = ptrs.iter().map(|p| p.address >> PAGE_BITS).collect();
         p.names = vec![b"k".to_vec().into_boxed_slice()];
         p
+    }
+
+    /// Applies `p` to `m` and audits it, as the pass does.
+    fn run(m: &mut AllocationMap, p: &PieceOps, mut watch: Option<&mut Watch>) {
+        let mut prepared = Prepared::default();
+        m.apply(p, &mut prepared, watch.as_deref_mut());
+        let audit = View::default().audit(p, &prepared, watch);
+        m.totals.audit.extend(audit);
     }
 
     fn alloc(base: u64, size: u64) -> Op {
@@ -793,13 +533,12 @@ mod tests {
         }
     }
 
-    /// What a live range holds in the slab stays small: its record, its
-    /// generation and its index entry (a 12-byte key and slot in a B-tree
-    /// node, about twice that with the node's slack).
+    /// What a live range holds stays small: its record and its key in a
+    /// B-tree node.
     #[test]
-    fn a_live_range_costs_about_a_hundred_and_twenty_bytes() {
-        let per_range = std::mem::size_of::<Range>() + 4 + 24;
-        assert!(per_range <= 128, "{per_range} bytes");
+    fn a_live_range_costs_about_a_hundred_bytes() {
+        let per_range = std::mem::size_of::<Range>() + 8;
+        assert!(per_range <= 96, "{per_range} bytes");
     }
 
     /// Past the live cap, further allocations are counted and left out,
@@ -810,7 +549,7 @@ mod tests {
         let mut m = AllocationMap::new(Vec::new(), false);
         let n = MAX_LIVE as u64 + 10;
         let events: Vec<(u64, Op)> = (0..n).map(|i| (i, alloc(0x1000 * (i + 1), 16))).collect();
-        m.apply(&piece(&events, &[]), None);
+        run(&mut m, &piece(&events, &[]), None);
         assert_eq!(m.live_count(), MAX_LIVE);
         assert_eq!(m.totals.capped_allocations, 10);
         let frees: Vec<(u64, Op)> = (0..MAX_LIVE as u64)
@@ -822,7 +561,7 @@ mod tests {
                 (n + i, op)
             })
             .collect();
-        m.apply(&piece(&frees, &[]), None);
+        run(&mut m, &piece(&frees, &[]), None);
         assert_eq!(m.live_count(), 0);
         assert_eq!(
             m.totals.forgotten_frees,
@@ -863,21 +602,24 @@ mod tests {
             (4, free),
             (5, launch),
         ];
-        m.apply(&piece(&events, &p), None);
+        run(&mut m, &piece(&events, &p), None);
         assert_eq!(m.totals.superseded, 1);
         assert_eq!(
             m.totals.unmatched_frees, 1,
             "0x2000 no longer starts a range"
         );
-        assert_eq!(m.totals.stale_pointer_launches, 0);
-        assert_eq!(m.totals.unattributed_pointer_args, 0);
+        assert_eq!(m.totals.audit.stale_pointer_launches, 0);
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 0);
         let free = Op::Free {
             api: id::HIP_FREE,
             ptr: 0x1f00,
         };
-        m.apply(&piece(&[(6, free), (7, launch)], &p), None);
-        assert_eq!(m.totals.stale_pointer_launches, 1, "the cached range died");
-        let e = &m.totals.stale_examples[0];
+        run(&mut m, &piece(&[(6, free), (7, launch)], &p), None);
+        assert_eq!(
+            m.totals.audit.stale_pointer_launches, 1,
+            "the cached range died"
+        );
+        let e = &m.totals.audit.stale_examples[0];
         assert_eq!((e.launch_seq, e.freed.unwrap().base), (7, 0x1f00));
     }
 
@@ -912,8 +654,8 @@ mod tests {
             (2, alloc(0x2000, 64)),
             (3, launch),
         ];
-        m.apply(&piece(&events, &p), Some(&mut w));
-        w.end(&m);
+        run(&mut m, &piece(&events, &p), Some(&mut w));
+        m.finish(Some(&mut w));
         let at = w.at_event.unwrap();
         assert_eq!((at.seq, at.holding.len()), (Some(1), 0));
         assert_eq!(at.freed.unwrap().freed.unwrap().seq, Some(1));

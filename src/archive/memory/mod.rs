@@ -13,13 +13,19 @@
 pub mod map;
 pub(crate) mod merge;
 pub mod ops;
+pub(crate) mod view;
+pub mod watch;
+
+#[cfg(test)]
+mod model_tests;
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
 use crate::archive::format::apis::ApiTable;
-use crate::archive::memory::map::{PointerExample, Range, Source, Totals, Watch};
+use crate::archive::memory::map::{PointerExample, Range, Source, Totals};
+use crate::archive::memory::watch::Watch;
 
 /// Region records read at most per process (32 bytes each).
 pub const MAX_REGION_RECORDS: usize = 1 << 18;
@@ -146,12 +152,13 @@ impl MemorySection {
     /// The section from the map's totals and live count, with the notes
     /// the caps call for.
     pub fn of(t: &Totals, live: usize) -> (MemorySection, Vec<String>) {
-        let examples = t
+        let a = &t.audit;
+        let examples = a
             .stale_examples
             .iter()
             .map(|e| PointerDoc::of("stale_pointer", e))
             .chain(
-                t.unattributed_examples
+                a.unattributed_examples
                     .iter()
                     .map(|e| PointerDoc::of("unattributed", e)),
             )
@@ -161,8 +168,8 @@ impl MemorySection {
             frees: t.frees,
             live_at_end: live as u64,
             peak_live_bytes: t.peak_live_bytes,
-            stale_pointer_launches: t.stale_pointer_launches,
-            unattributed_pointer_args: t.unattributed_pointer_args,
+            stale_pointer_launches: a.stale_pointer_launches,
+            unattributed_pointer_args: a.unattributed_pointer_args,
             examples,
         };
         (s, cap_notes(t))

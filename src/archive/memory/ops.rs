@@ -11,6 +11,7 @@ use crate::archive::format::apis::id;
 use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{ArgKind, Launch};
 use crate::archive::format::payloads::{self, Payload};
+use crate::archive::memory::view::PAGE_BITS;
 
 /// Where an event came from: the header fields the map keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -36,7 +37,9 @@ pub enum Op {
 }
 
 /// A pointer a launch passes: whole-argument (kind 1) or embedded (kind 3).
+/// Packed to 10 bytes: a piece holds several for each launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed(2))]
 pub struct Pointer {
     /// Argument index in the kernel's signature.
     pub arg: u16,
@@ -44,11 +47,31 @@ pub struct Pointer {
     pub address: u64,
 }
 
+/// Entries of the filter that keeps a page from being listed twice in a
+/// row (a power of two).
+const SEEN: usize = 4096;
+
+/// Per filter entry, the complement of the page last listed there (zero,
+/// the start, matches no page).
+struct Seen(Box<[u64; SEEN]>);
+
+impl Default for Seen {
+    fn default() -> Seen {
+        Seen(Box::new([0; SEEN]))
+    }
+}
+
 /// The map's events of one piece, in file order.
 #[derive(Default)]
 pub struct PieceOps {
+    /// Allocations, frees and launches, with their stamps.
     pub events: Vec<(Stamp, Op)>,
+    /// The launches' pointers.
     pub ptrs: Vec<Pointer>,
+    /// The 4 KiB pages the pointers fall in, each listed about once: the
+    /// map answers which ranges meet them (`view.rs`).
+    pub pages: Vec<u64>,
+    seen: Seen,
     /// Kernel names of this piece's launches, each once.
     pub names: Vec<Box<[u8]>>,
     /// Name index by the kernel's entry in the decoder's kernel table
@@ -108,6 +131,8 @@ impl PieceOps {
     pub(crate) fn clear(&mut self) {
         self.events.clear();
         self.ptrs.clear();
+        self.pages.clear();
+        self.seen.0.fill(0);
         self.names.clear();
         for e in self.entries.drain(..) {
             self.by_entry[e as usize] = u32::MAX;
@@ -148,19 +173,13 @@ impl PieceOps {
             let arg = i as u16;
             match a.kind {
                 ArgKind::Pointer if a.bytes.len() == 8 => {
-                    let address = le_u64(a.bytes, 0);
-                    if address != 0 {
-                        self.ptrs.push(Pointer { arg, address });
-                    }
+                    self.pointer(arg, le_u64(a.bytes, 0));
                 }
                 ArgKind::Embedded => {
                     for off in a.offsets() {
                         let off = usize::from(off);
                         if let Some(word) = a.bytes.get(off..off + 8) {
-                            let address = le_u64(word, 0);
-                            if address != 0 {
-                                self.ptrs.push(Pointer { arg, address });
-                            }
+                            self.pointer(arg, le_u64(word, 0));
                         }
                     }
                 }
@@ -180,6 +199,21 @@ impl PieceOps {
                 count,
             },
         ));
+    }
+
+    /// Takes a non-null pointer and lists its page.
+    #[inline]
+    fn pointer(&mut self, arg: u16, address: u64) {
+        if address == 0 {
+            return;
+        }
+        self.ptrs.push(Pointer { arg, address });
+        let page = address >> PAGE_BITS;
+        let seen = &mut self.seen.0[(page ^ (page >> 12)) as usize % SEEN];
+        if *seen != !page {
+            *seen = !page;
+            self.pages.push(page);
+        }
     }
 
     fn name_of_entry(&mut self, name: &[u8], entry: u32) -> u32 {

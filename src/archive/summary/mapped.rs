@@ -62,6 +62,11 @@ impl Geometry {
     /// The production geometry: parts of two 2 MiB large folios.
     pub(in crate::archive) const DEFAULT: Geometry = Geometry { part: 2 * FOLIO };
 
+    /// Parts of one 2 MiB folio, for the pass that builds the allocation
+    /// map: each piece also holds the map's events until they are applied
+    /// and audited, about half its part's size again.
+    pub(in crate::archive) const FOR_MAP: Geometry = Geometry { part: FOLIO };
+
     /// The production geometry for `decoders` decoders: [`DEFAULT`](Self::DEFAULT)
     /// up to eight, one folio per part beyond, so the parts all decoders
     /// hold stay within 32 MiB.

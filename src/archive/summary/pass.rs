@@ -26,8 +26,9 @@ use crate::archive::format::blobs::{BlobHash, FileIndex};
 use crate::archive::format::framing::{FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN};
 use crate::archive::format::manifest::{self, ManifestState};
 use crate::archive::format::regions;
-use crate::archive::memory::map::{AllocationMap, Watch};
+use crate::archive::memory::map::AllocationMap;
 use crate::archive::memory::merge::OrderedMap;
+use crate::archive::memory::watch::Watch;
 use crate::archive::memory::{MemorySection, MAX_REGION_RECORDS};
 use crate::archive::summary::chunks::{Cutter, EventChunks, Piece};
 use crate::archive::summary::document::{
@@ -45,11 +46,10 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// pass scales to 16 cores; memory grows by one window or chunk buffer
 /// per decoder.
 const MAX_WORKERS: usize = 16;
-/// Decoder threads at most while the allocation map is built: one thread
-/// applies its pieces in stream order, which bounds the pass at about the
-/// pace of four decoders; more only hold more pieces (and their windows)
-/// waiting, so they cost memory and time (docs/performance.md).
-const MAX_WORKERS_WITH_MAP: usize = 4;
+/// Decoder threads at most while the allocation map is built: each also
+/// holds its piece's events for the map, so past eight the peak RSS would
+/// pass 64 MiB (docs/performance.md).
+const MAX_WORKERS_WITH_MAP: usize = 8;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -84,7 +84,11 @@ fn stream(
     let file = match mapped::worth_mapping(&file) {
         true => {
             let decoders = cores.min(limit);
-            match MappedChunks::new(file, start, len, Geometry::for_decoders(decoders)) {
+            let geometry = match memory {
+                Some(_) => Geometry::FOR_MAP,
+                None => Geometry::for_decoders(decoders),
+            };
+            match MappedChunks::new(file, start, len, geometry) {
                 Ok(mapped) => return decode_all(mapped, table, decoders, memory),
                 Err(file) => file,
             }

@@ -178,10 +178,12 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
     }
     // The allocation mix: buffers of 4 KiB to 1 MiB in 4096 address slots
     // of 1 MiB, a thousand live from the start, then allocated and freed
-    // at random; launches and copies use live buffers (a launch's pointer
-    // arguments several of them), the first pointer of a launch in 200 is
-    // an address in no allocation (a symbol) and of one in 2000 a buffer
-    // freed just before (a stale pointer).
+    // at random, one of each per thousand events (thousands a GiB, as a
+    // workload behind a caching allocator makes them); launches and
+    // copies use live buffers (a launch's pointer arguments several of
+    // them), the first pointer of a launch in 200 is an address in no
+    // allocation (a symbol) and of one in 2000 a buffer freed just before
+    // (a stale pointer).
     let slot = |i: u64| 0x7f00_0000_0000 + i * 0x10_0000;
     let mut free_slots: Vec<u64> = (0..4096).map(slot).collect();
     let mut live: Vec<u64> = Vec::new();
@@ -196,8 +198,8 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
         let r = next();
         ev.thread = 7000 + (r >> 60) % 4;
         let ptr = live[(r >> 8) as usize % live.len()];
-        match r % 100 {
-            0..=59 => {
+        match r % 1000 {
+            0..=599 => {
                 let k = (r >> 20) as usize % KERNELS;
                 let mut l = Launch::new(
                     &names[k],
@@ -234,7 +236,7 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 ev.launch(api::HIP_MODULE_LAUNCH_KERNEL, &l);
                 stats.launches += 1;
             }
-            60..=74 => {
+            600..=749 => {
                 let blob = pool[(r >> 24) as usize % BLOB_POOL];
                 ev.fixed(
                     api::HIP_MEMCPY_ASYNC,
@@ -250,18 +252,18 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                     ],
                 );
             }
-            75..=84 => {
+            750..=849 => {
                 let blob = pool[(r >> 24) as usize % BLOB_POOL];
                 ev.memcpy(0x55d0_0001_0000, ptr, 1024, kind::DEVICE_TO_HOST, blob);
                 stats.d2h_checks += 1;
             }
-            85..=89 if !free_slots.is_empty() => {
+            850 if !free_slots.is_empty() => {
                 let p = free_slots.swap_remove((r >> 16) as usize % free_slots.len());
                 ev.malloc(p, 4096 << ((r >> 40) % 9));
                 live.push(p);
                 stats.allocations += 1;
             }
-            90..=94 if live.len() > 1 => {
+            851 if live.len() > 1 => {
                 let p = live.swap_remove((r >> 8) as usize % live.len());
                 ev.free(p);
                 free_slots.push(p);

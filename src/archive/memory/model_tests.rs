@@ -1,0 +1,271 @@
+//! The map and its per-piece audit against a naive model of the rules in
+//! `map.rs`'s documentation: every range in one list, every question
+//! answered by scanning it. Streams of allocations (overlapping, reusing
+//! addresses), frees (matched or not), region records and launches are cut
+//! into pieces at random points, so the answers a piece's audit starts
+//! from and the changes it replays are tested at every kind of boundary.
+
+use proptest::prelude::*;
+
+use crate::archive::format::apis::id;
+use crate::archive::format::regions::RegionRecord;
+use crate::archive::memory::map::{AllocationMap, Totals, MAX_EXAMPLES};
+use crate::archive::memory::merge::OrderedMap;
+use crate::archive::memory::ops::{Op, PieceOps, Pointer, Stamp};
+use crate::archive::memory::view::PAGE_BITS;
+
+/// One range of the model.
+#[derive(Clone, Copy, Debug)]
+struct R {
+    layer: usize,
+    base: u64,
+    end: u64,
+    alloc_seq: Option<u64>,
+}
+
+#[derive(Default)]
+struct Model {
+    live: Vec<R>,
+    freed: Vec<(R, Option<u64>)>,
+    live_bytes: u64,
+    allocations: u64,
+    frees: u64,
+    unmatched: u64,
+    superseded: u64,
+    peak: u64,
+    pointer_args: u64,
+    stale_launches: u64,
+    unattributed: u64,
+    stale: Vec<Example>,
+    unattributed_examples: Vec<Example>,
+}
+
+impl Model {
+    fn alloc(&mut self, layer: usize, base: u64, size: u64, seq: Option<u64>) {
+        self.allocations += 1;
+        if base == 0 || size == 0 {
+            return;
+        }
+        let end = base.saturating_add(size);
+        let overlaps = |r: &R| r.base < end && base < r.end;
+        let before = self.live.len();
+        let gone: u64 = self
+            .live
+            .iter()
+            .filter(|r| r.layer == layer && overlaps(r))
+            .filter(|r| r.layer == 0)
+            .map(|r| r.end - r.base)
+            .sum();
+        self.live.retain(|r| !(r.layer == layer && overlaps(r)));
+        self.live_bytes -= gone;
+        self.superseded += (before - self.live.len()) as u64;
+        self.freed
+            .retain(|(r, _)| !((layer == 0 || r.layer == layer) && overlaps(r)));
+        self.live.push(R {
+            layer,
+            base,
+            end,
+            alloc_seq: seq,
+        });
+        if layer == 0 {
+            self.live_bytes += size;
+            self.peak = self.peak.max(self.live_bytes);
+        }
+    }
+
+    fn free(&mut self, layer: usize, base: u64, seq: Option<u64>) {
+        self.frees += 1;
+        let Some(i) = self
+            .live
+            .iter()
+            .position(|r| r.layer == layer && r.base == base)
+        else {
+            self.unmatched += 1;
+            return;
+        };
+        let r = self.live.remove(i);
+        if layer == 0 {
+            self.live_bytes -= r.end - r.base;
+        }
+        // The freed cap is far above these streams: no range is forgotten.
+        self.freed
+            .retain(|(f, _)| !(f.layer == layer && f.base == base));
+        self.freed.push((r, seq));
+    }
+
+    fn launch(&mut self, seq: u64, ptrs: &[Pointer]) {
+        self.pointer_args += ptrs.len() as u64;
+        let mut stale = false;
+        for p in ptrs {
+            let holds = |r: &R| r.base <= p.address && p.address < r.end;
+            if self.live.iter().any(holds) {
+                continue;
+            }
+            let freed = self.freed.iter().map(|(r, _)| *r).filter(holds);
+            match freed.max_by_key(|r| r.layer) {
+                Some(r) => {
+                    stale = true;
+                    let e = (seq, p.arg, p.address, Some((r.base, r.alloc_seq)));
+                    if self.stale.len() < MAX_EXAMPLES {
+                        self.stale.push(e);
+                    }
+                }
+                None => {
+                    self.unattributed += 1;
+                    if self.unattributed_examples.len() < MAX_EXAMPLES {
+                        self.unattributed_examples
+                            .push((seq, p.arg, p.address, None));
+                    }
+                }
+            }
+        }
+        self.stale_launches += u64::from(stale);
+    }
+}
+
+/// An example as both sides give it: launch, argument, address, and the
+/// freed range's base and allocation.
+type Example = (u64, u16, u64, Option<(u64, Option<u64>)>);
+
+/// What the map's totals say, in the model's terms.
+fn of_map(t: &Totals) -> (Vec<u64>, Vec<Example>, Vec<Example>) {
+    let a = &t.audit;
+    let ex = |v: &[crate::archive::memory::map::PointerExample]| -> Vec<Example> {
+        v.iter()
+            .map(|e| {
+                let r = e.freed.map(|r| (r.base, r.alloc_seq));
+                (e.launch_seq, e.argument, e.address, r)
+            })
+            .collect()
+    };
+    let counts = vec![
+        t.allocations,
+        t.frees,
+        t.unmatched_frees,
+        t.superseded,
+        t.peak_live_bytes,
+        a.pointer_args,
+        a.stale_pointer_launches,
+        a.unattributed_pointer_args,
+    ];
+    (counts, ex(&a.stale_examples), ex(&a.unattributed_examples))
+}
+
+impl Model {
+    fn totals(&self) -> (Vec<u64>, Vec<Example>, Vec<Example>) {
+        let counts = vec![
+            self.allocations,
+            self.frees,
+            self.unmatched,
+            self.superseded,
+            self.peak,
+            self.pointer_args,
+            self.stale_launches,
+            self.unattributed,
+        ];
+        (
+            counts,
+            self.stale.clone(),
+            self.unattributed_examples.clone(),
+        )
+    }
+}
+
+fn base(slot: u64) -> u64 {
+    0x7f00_0000_0000 + slot * 0x800
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Each generated event is a malloc (0), a free (1), a region ADD (2)
+    /// or DEL (3), or a launch; at a slot, with a size or offset.
+    #[test]
+    fn the_map_and_its_audit_follow_the_rules_at_any_cut(
+        gen in proptest::collection::vec((0u8..7, 0u64..24, 0u64..64), 1..300),
+        cuts in proptest::collection::vec(0usize..300, 0..12),
+    ) {
+        let mut model = Model::default();
+        let mut regions = Vec::new();
+        let mut events = Vec::new();
+        let mut ptrs = Vec::new();
+        for (seq, &(kind, slot, x)) in gen.iter().enumerate() {
+            let seq = seq as u64;
+            let ns = 1000 + 10 * seq;
+            let size = 0x100 << (x % 7);
+            match kind {
+                0 => {
+                    // Freeing what no live range starts at, and sizes over
+                    // the next slots, happen on purpose.
+                    model.alloc(0, base(slot), size, Some(seq));
+                    events.push((seq, Op::Alloc { api: id::HIP_MALLOC, base: base(slot), size }, 0, 0));
+                }
+                1 => {
+                    model.free(0, base(slot), Some(seq));
+                    events.push((seq, Op::Free { api: id::HIP_FREE, ptr: base(slot) }, 0, 0));
+                }
+                2 | 3 => {
+                    // A region record stamped just before this point: the
+                    // map applies it before the next event.
+                    let segment = x % 2 == 0;
+                    let layer = if segment { 1 } else { 2 };
+                    let b = base(slot) + if segment { 0 } else { 0x80 };
+                    let add = kind == 2;
+                    regions.push(RegionRecord { add, segment, base: b, size: size / 2, mono_ns: ns - 5 });
+                    pending_region(&mut model, layer, add, b, size / 2);
+                    // The record needs an event after it to be applied
+                    // before: a launch passing nothing.
+                    events.push((seq, Op::Launch { kernel: 0, first: ptrs.len() as u32, count: 0 }, ns, 0));
+                    model.launch(seq, &[]);
+                }
+                _ => {
+                    let first = ptrs.len();
+                    let p = [
+                        Pointer { arg: 0, address: base(slot) + x * 0x40 },
+                        Pointer { arg: 2, address: base((slot + x) % 24) + 0x10 },
+                    ];
+                    ptrs.extend_from_slice(&p);
+                    model.launch(seq, &p);
+                    events.push((seq, Op::Launch { kernel: 0, first: first as u32, count: 2 }, 0, 0));
+                }
+            }
+        }
+        let map = OrderedMap::new(AllocationMap::new(regions, false), None);
+        let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < events.len()).collect();
+        cuts.push(events.len());
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut start = 0;
+        for (n, &end) in cuts.iter().enumerate() {
+            let mut piece = PieceOps::default();
+            for &(seq, op, ns, _) in &events[start..end] {
+                let ns = if ns == 0 { 1000 + 10 * seq } else { ns };
+                let op = match op {
+                    Op::Launch { kernel, first, count } => {
+                        let f = piece.ptrs.len() as u32;
+                        let mine = &ptrs[first as usize..(first + count) as usize];
+                        piece.ptrs.extend_from_slice(mine);
+                        piece.pages.extend(mine.iter().map(|p| p.address >> PAGE_BITS));
+                        Op::Launch { kernel, first: f, count }
+                    }
+                    other => other,
+                };
+                piece.events.push((Stamp { seq, ns, thread: 1 }, op));
+            }
+            piece.names = vec![b"k".to_vec().into_boxed_slice()];
+            map.submit(n as u64, &mut piece);
+            start = end;
+        }
+        let (m, _) = map.finish();
+        prop_assert_eq!(of_map(&m.totals), model.totals());
+    }
+}
+
+/// A region record in the model: applied where the map applies it, before
+/// the event after it.
+fn pending_region(model: &mut Model, layer: usize, add: bool, base: u64, size: u64) {
+    match add {
+        true => model.alloc(layer, base, size, None),
+        false => model.free(layer, base, None),
+    }
+}
