@@ -4,13 +4,15 @@
 //! kernel name that is not UTF-8 come through the console as the player
 //! wrote them, crash codes become the finding's `replay_exception`, a hang
 //! is stopped with every process of its job, a killed `hrr` takes the
-//! player's tree with it, and the player is found under `HIP_PATH\bin`.
-//! Ctrl-C is not tested: Wine 8 refuses `GenerateConsoleCtrlEvent` here
+//! player's tree with it, the player is found under `HIP_PATH\bin`, and
+//! GPU `auto` takes the most free VRAM `rocm-smi.exe` or `amd-smi.exe`
+//! shows, else the lowest GPU it lists. Ctrl-C is not tested: Wine 8 refuses `GenerateConsoleCtrlEvent` here
 //! (ERROR_INVALID_ACCESS, even after `AllocConsole`).
 //!
-//! The test player must be built for Windows first (`cargo build --target
-//! x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player`): cargo
-//! itself does not run under Wine.
+//! The test player and the management-tool stand-in must be built for
+//! Windows first (`cargo build --target x86_64-pc-windows-gnu -p
+//! hrr-testkit --bin hrr-test-player --bin hrr-test-tool`): cargo itself
+//! does not run under Wine.
 #![cfg(windows)]
 
 mod common;
@@ -23,15 +25,7 @@ use serde_json::Value;
 
 /// The Windows test player next to `hrr.exe`.
 fn test_player() -> PathBuf {
-    let player = assert_cmd::cargo::cargo_bin("hrr")
-        .parent()
-        .expect("target dir")
-        .join("hrr-test-player.exe");
-    assert!(
-        player.is_file(),
-        "build the Windows test player first: cargo build --target x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player"
-    );
-    player
+    common::windows_test_bin("hrr-test-player")
 }
 
 /// A sandbox with `cap.hrr/pid-4242` (three launches).
@@ -60,11 +54,7 @@ impl Rig {
     /// watch or kill the running `hrr`.
     fn hrr_process(&self, scenario: &str) -> std::process::Command {
         let mut cmd = self.sb.hrr_process();
-        for key in ["SystemRoot", "TEMP", "TMP"] {
-            if let Some(v) = std::env::var_os(key) {
-                cmd.env(key, v);
-            }
-        }
+        common::windows_env(&mut cmd);
         cmd.env("HRR_TEST_SCENARIO", scenario)
             .arg("-c")
             .arg(format!("playback.path={}", test_player().display()))
@@ -463,5 +453,91 @@ fn a_killed_hrr_takes_the_player_and_its_child_with_it() {
     assert!(
         all_gone(&[player, child]),
         "the player {player} or its child {child} outlived hrr"
+    );
+}
+
+/// `hrr replay --json` of the rig with `replay.gpu = auto`, the management
+/// tool answering `replies` (see `hrr-test-tool`): the chosen GPU and the
+/// `HIP_VISIBLE_DEVICES` the player got.
+fn auto_gpu(rig: &Rig, hip_path: &Path, path: &Path, replies: &Value) -> (Value, Value) {
+    let replies_file = rig.sb.path().join("replies.json");
+    std::fs::write(&replies_file, replies.to_string()).unwrap();
+    let dump = rig.sb.path().join("dump.json");
+    let out = rig
+        .hrr("pass")
+        .env("HIP_PATH", hip_path)
+        .env("PATH", path)
+        .env("HRR_TEST_TOOL_REPLIES", &replies_file)
+        .env("HRR_TEST_DUMP_ENV", &dump)
+        .args(["-c", "replay.gpu=auto", "replay"])
+        .arg(&rig.root)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let dumped: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    (json["gpu"].clone(), dumped["HIP_VISIBLE_DEVICES"].clone())
+}
+
+#[test]
+fn gpu_auto_reads_amd_smi_under_hip_path_bin_then_takes_the_lowest_listed_gpu() {
+    let rig = Rig::new();
+    let hip = rig.sb.path().join("hip");
+    common::windows_tool(&hip.join("bin"), "amd-smi");
+    let mb = |n: u64| serde_json::json!({"value": n, "unit": "MB"});
+    let usage = |total: u64, used: u64| serde_json::json!({"total_vram": mb(total), "used_vram": mb(used), "free_vram": mb(total - used)});
+    // amd-smi's JSON: one object per GPU, its index in `gpu`.
+    let replies = serde_json::json!([{
+        "args": ["metric", "--mem-usage", "--json"],
+        "stdout": serde_json::json!([
+            {"gpu": 0, "mem_usage": usage(196_592, 190_000)},
+            {"gpu": 1, "mem_usage": usage(196_592, 100_000)},
+            {"gpu": 2, "mem_usage": usage(196_592, 283)},
+        ]).to_string(),
+    }]);
+    let nowhere = rig.sb.path().join("empty");
+    assert_eq!(
+        auto_gpu(&rig, &hip, &nowhere, &replies),
+        (Value::from(2), Value::from("2"))
+    );
+    // GPUs listed without their memory: the lowest listed one.
+    let replies = serde_json::json!([{
+        "args": ["metric", "--mem-usage", "--json"],
+        "stdout": serde_json::json!([
+            {"gpu": 3, "mem_usage": {"free_vram": "N/A"}},
+            {"gpu": 1, "mem_usage": {"free_vram": "N/A"}},
+        ]).to_string(),
+    }]);
+    assert_eq!(
+        auto_gpu(&rig, &hip, &nowhere, &replies),
+        (Value::from(1), Value::from("1"))
+    );
+}
+
+#[test]
+fn gpu_auto_prefers_rocm_smi_on_path_with_the_recorded_vram_report() {
+    let rig = Rig::new();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/rocm_smi_vram.txt");
+    let bin = rig.sb.path().join("bin");
+    common::windows_tool(&bin, "rocm-smi");
+    // An amd-smi under HIP_PATH that would pick GPU 0: rocm-smi comes first.
+    let hip = rig.sb.path().join("hip");
+    common::windows_tool(&hip.join("bin"), "amd-smi");
+    let replies = serde_json::json!([
+        {
+            "args": ["--showmeminfo", "vram"],
+            "stdout": std::fs::read_to_string(fixture).unwrap(),
+        },
+        {
+            "args": ["metric", "--mem-usage", "--json"],
+            "stdout": r#"[{"gpu": 0, "mem_usage": {"free_vram": "100 GB"}}]"#,
+        },
+    ]);
+    // Fixture: GPU[1] has 274877906944 - 1073741824 bytes free, GPU[0] far less.
+    assert_eq!(
+        auto_gpu(&rig, &hip, &bin, &replies),
+        (Value::from(1), Value::from("1"))
     );
 }

@@ -148,8 +148,9 @@ impl SyncMode {
 /// leave visible (see [`visible`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuChoice {
-    /// The visible device with the most free VRAM per `rocm-smi`, else
-    /// the first.
+    /// The visible device with the most free VRAM per `rocm-smi` or
+    /// `amd-smi`, else the lowest one they list, else the first (see
+    /// [`gpu`]).
     Auto,
     /// This index among the visible devices.
     Ordinal(u32),
