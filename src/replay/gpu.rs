@@ -206,7 +206,7 @@ fn amount(v: &Value) -> Option<i128> {
         _ => return None,
     };
     let bytes = number * scale;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < 1e30).then_some(bytes as i128)
+    (0.0..1e30).contains(&bytes).then_some(bytes as i128)
 }
 
 /// Free VRAM in bytes per device ordinal, from `rocm-smi --showmeminfo vram`

@@ -340,19 +340,13 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     Ok(result)
 }
 
-/// The signal (SIGINT/SIGTERM/SIGHUP) that interrupted the last replay of
-/// this process, if one did. A workflow that fails after an interrupted
+/// The signal (SIGINT/SIGTERM/SIGHUP; on Windows the console event as
+/// one of those numbers, see [`crate::interrupt`]) that interrupted the
+/// last replay of this process, if one did. A workflow that fails after an interrupted
 /// replay exits 128 + signal, like `hrr replay`, even though the error
 /// crossed Lua as text.
 pub fn interrupted() -> Option<i32> {
-    #[cfg(unix)]
-    {
-        crate::interrupt::pending()
-    }
-    #[cfg(windows)]
-    {
-        windows::interrupted()
-    }
+    crate::interrupt::pending()
 }
 
 /// How the capture ended, with the marker lines written to the log.
