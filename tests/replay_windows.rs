@@ -541,3 +541,112 @@ fn gpu_auto_prefers_rocm_smi_on_path_with_the_recorded_vram_report() {
         (Value::from(1), Value::from("1"))
     );
 }
+
+/// The `wsl.exe` stand-in on `PATH` answering `replies`; `hrr triage
+/// --replay docker --image rocm/vllm:latest` of the rig's process dir with
+/// `extra` arguments, and the argv lines `wsl.exe` got.
+fn triage_through_wsl(
+    rig: &Rig,
+    replies: &Value,
+    extra: &[&str],
+) -> (std::process::Output, String) {
+    let bin = rig.sb.path().join("wslbin");
+    common::windows_tool(&bin, "wsl");
+    let replies_file = rig.sb.path().join("replies.json");
+    std::fs::write(&replies_file, replies.to_string()).unwrap();
+    let calls = rig.sb.path().join("wsl.argv");
+    let out = rig
+        .hrr("pass")
+        .env("PATH", &bin)
+        .env("HRR_TEST_TOOL_REPLIES", &replies_file)
+        .env("HRR_TEST_TOOL_ARGV", &calls)
+        .args([
+            "triage",
+            "--replay",
+            "docker",
+            "--image",
+            "rocm/vllm:latest",
+        ])
+        .arg(&rig.archive.dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    (out, std::fs::read_to_string(calls).unwrap_or_default())
+}
+
+#[test]
+fn docker_replay_without_hrr_inside_wsl_is_refused_with_the_wsl2_pointer() {
+    let rig = Rig::new();
+    let replies = serde_json::json!([
+        {"args": ["hrr", "--version"], "stderr": "/bin/bash: line 1: hrr: command not found\n", "exit": 127},
+    ]);
+    let (out, calls) = triage_through_wsl(&rig, &replies, &["--format", "json"]);
+    assert_eq!(calls, "hrr --version\n", "only the probe ran inside WSL");
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`wsl.exe hrr --version` failed (exit status 127): docker replay through WSL needs hrr installed inside WSL2"),
+        "{err}"
+    );
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("docker replay is not supported on Windows")
+            && errors[0].contains("run hrr inside WSL2"),
+        "{err}"
+    );
+}
+
+/// `C:\x\y` as WSL mounts it, worked out by hand for the test's own path.
+fn mnt_path(path: &Path) -> String {
+    let real = dunce::canonicalize(path).unwrap().display().to_string();
+    let (drive, rest) = real.split_once(":\\").unwrap();
+    format!("/mnt/{}/{}", drive.to_lowercase(), rest.replace('\\', "/"))
+}
+
+#[test]
+fn docker_replay_runs_the_triage_inside_wsl_and_its_output_is_the_finding() {
+    let rig = Rig::new();
+    let finding = "{\n  \"schema_version\": 1,\n  \"outcome\": \"MAF\",\n  \"fault_class\": \"illegal_memory_access\",\n  \"kernel_name\": \"saxpy\"\n}\n";
+    let replies = serde_json::json!([
+        {"args": ["hrr", "--version"], "stdout": "hrr 0.1.0\n"},
+        {"args": ["hrr"], "stdout": finding, "stderr": "[hrr] replay=docker gpu=0\n", "exit": 0},
+    ]);
+    let saved = rig.sb.path().join("finding.json");
+    let out_arg = saved.display().to_string();
+    let (out, calls) = triage_through_wsl(&rig, &replies, &["--format", "json", "-o", &out_arg]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), finding);
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), finding);
+    assert!(
+        stderr(&out).contains("[hrr] replay=docker gpu=0\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        calls,
+        format!(
+            "hrr --version\nhrr -c docker.image=rocm/vllm:latest -c replay.gpu=0 triage {} --replay docker --format json\n",
+            mnt_path(&rig.archive.dir)
+        )
+    );
+}
+
+#[test]
+fn a_failed_triage_inside_wsl_is_one_error_line_with_its_exit_status() {
+    let rig = Rig::new();
+    let replies = serde_json::json!([
+        {"args": ["hrr", "--version"], "stdout": "hrr 0.1.0\n"},
+        {"args": ["hrr"], "stderr": "[hrr] archive=/mnt/c/x\nerror: cannot read events.bin: permission denied\n", "exit": 3},
+    ]);
+    let (out, _) = triage_through_wsl(&rig, &replies, &[]);
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        errors,
+        ["error: the triage inside WSL failed: cannot read events.bin: permission denied"],
+        "{err}"
+    );
+}

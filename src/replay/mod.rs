@@ -29,6 +29,7 @@ mod target;
 pub mod visible;
 #[cfg(windows)]
 mod windows;
+pub mod wsl;
 
 pub use command::PROGRESS_ENV;
 
@@ -450,7 +451,7 @@ fn capture(
 }
 
 /// Why docker replay cannot run on Windows.
-const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host";
+const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL (`hrr triage --replay docker` does that itself where `wsl.exe hrr --version` works), or replay on the Linux GPU host";
 
 /// Refuses a replay in `mode` where this build cannot run one, so that is
 /// the first error, not a missing player.

@@ -18,7 +18,7 @@
 
 mod codepage;
 mod conpty;
-mod job;
+pub(crate) mod job;
 mod spawn;
 mod vt;
 

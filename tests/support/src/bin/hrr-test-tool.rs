@@ -12,10 +12,11 @@
 //!   prints `compile line 1` to `compile line 30` and exits 2 instead. Any
 //!   other call is the configure step and prints `configured`.
 //! * as anything else, it answers from the JSON file `HRR_TEST_TOOL_REPLIES`
-//!   names, an array of `{"args": [...], "stdout": "...", "exit": N}`: the
-//!   first entry whose `args` begin the arguments prints its `stdout` and
-//!   exits with its `exit` (0 when absent); with none, it says so on stderr
-//!   and exits 1, as a program given arguments it does not take.
+//!   names, an array of `{"args": [...], "stdout": "...", "stderr": "...",
+//!   "exit": N}`: the first entry whose `args` begin the arguments prints
+//!   its `stdout` and `stderr` and exits with its `exit` (0 when absent);
+//!   with none, it says so on stderr and exits 1, as a program given
+//!   arguments it does not take.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -89,6 +90,7 @@ fn reply(args: &[String]) -> i32 {
         return 1;
     };
     print!("{}", found["stdout"].as_str().unwrap_or(""));
+    eprint!("{}", found["stderr"].as_str().unwrap_or(""));
     let _ = std::io::stdout().flush();
     found["exit"].as_i64().map_or(0, |c| c as i32)
 }
