@@ -219,8 +219,9 @@ fn create_log(workdir: &Path) -> anyhow::Result<(PathBuf, File)> {
 
 /// Runs `argv` with stdout and stderr appended to `log`, ticking the
 /// spinner until it ends. No time limit: a build takes what it takes, and
-/// Ctrl-C reaches cmake (same process group); the supervisor stops what is
-/// left of the build when `hrr` dies.
+/// Ctrl-C reaches cmake (same process group, or console); when `hrr` dies,
+/// the supervisor stops what is left of the build on Linux, and a
+/// kill-on-close Job object does on Windows.
 fn run_logged(
     argv: &[String],
     log: &mut File,
@@ -233,6 +234,8 @@ fn run_logged(
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     })?
     .child;
+    #[cfg(windows)]
+    let _job = crate::replay::windows::job::Job::holding(&mut child)?;
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(status);

@@ -28,7 +28,7 @@ mod sink;
 mod target;
 pub mod visible;
 #[cfg(windows)]
-mod windows;
+pub(crate) mod windows;
 pub mod wsl;
 
 pub use command::PROGRESS_ENV;

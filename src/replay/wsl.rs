@@ -171,11 +171,7 @@ pub fn run(argv: &[OsString], line: &dyn Fn(&str)) -> anyhow::Result<Delegated> 
     .with_context(|| format!("cannot run {shown}"))?;
     let mut child = spawned.child;
     #[cfg(windows)]
-    let _job = {
-        let job = super::windows::job::Job::new()?;
-        job.assign(&child)?;
-        job
-    };
+    let _job = super::windows::job::Job::holding(&mut child)?;
     let stdout = child.stdout.take();
     let reader = std::thread::spawn(move || {
         let mut kept = Vec::new();

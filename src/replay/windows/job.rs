@@ -71,6 +71,21 @@ impl Job {
         Ok(())
     }
 
+    /// A new job holding `child`, a program started a moment ago (not
+    /// suspended, as the player is): what it started before this call
+    /// would stay outside, and a program just started has started nothing
+    /// yet. Used for the children that run as long as a replay (cmake,
+    /// `wsl.exe`), so they end with `hrr`. When that fails, `child` is
+    /// killed: nothing would stop it with `hrr`.
+    pub fn holding(child: &mut std::process::Child) -> anyhow::Result<Job> {
+        let job = Job::new().and_then(|job| job.assign(&*child).map(|()| job));
+        if job.is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        job
+    }
+
     /// Terminates every process in the job.
     pub fn terminate(&self) {
         // SAFETY: the handle is open; failure leaves kill-on-close to act.

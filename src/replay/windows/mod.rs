@@ -54,7 +54,7 @@ enum Chunk {
 }
 
 /// Runs `launch` and feeds its output to `sink`, bounded by `timeout`.
-pub fn run(
+pub(super) fn run(
     launch: &Launch,
     sink: &mut LineSink,
     timeout: Option<Duration>,
