@@ -3,8 +3,9 @@
 //! the first ROCm root of the Windows search (`HIP_PATH` before
 //! `ROCM_PATH`), the `hrr-playback` target is built in its Release
 //! configuration, the player a multi-config generator puts in
-//! `playback\Release\` is found and reused by a second `--build`, and a
-//! failing cmake ends in one `error:` line and exit 1.
+//! `playback\Release\` is found and reused by a second `--build`, a
+//! failing cmake ends in one `error:` line and exit 1, and a killed `hrr`
+//! takes the cmake it started with it.
 //!
 //! cmake is `hrr-test-tool.exe` copied as `cmake.exe`; it and the test
 //! player must be built for Windows first (`cargo build --target
@@ -52,6 +53,11 @@ impl Rig {
     /// `hrr playback --build --json` with cmake alone on `PATH`, the HIP
     /// SDK's two variables set, and `extra` variables.
     fn build(&self, extra: &[(&str, &str)]) -> std::process::Output {
+        self.build_command(extra).output().unwrap()
+    }
+
+    /// The command of [`Rig::build`].
+    fn build_command(&self, extra: &[(&str, &str)]) -> std::process::Command {
         let mut cmd = self.sb.hrr_process();
         common::windows_env(&mut cmd)
             .env("PATH", &self.cmake_dir)
@@ -66,7 +72,7 @@ impl Rig {
             .arg("-c")
             .arg(format!("playback.source={}", self.checkout.display()))
             .args(["playback", "--build", "--json"]);
-        cmd.output().unwrap()
+        cmd
     }
 }
 
@@ -147,4 +153,43 @@ fn a_failing_cmake_is_one_error_line_and_exit_1() {
     let log = PathBuf::from(errors[0].rsplit("full build log: ").next().unwrap());
     assert!(log.is_file(), "{}", log.display());
     assert!(!rig.tree().join("build-playback").join("playback").exists());
+}
+
+#[test]
+fn a_killed_hrr_takes_its_cmake_with_it() {
+    let rig = Rig::new();
+    let pid_file = rig.sb.path().join("cmake.pid");
+    let pid_text = pid_file.display().to_string();
+    let mut hrr = rig
+        .build_command(&[
+            ("HRR_TEST_TOOL_HANG", "1"),
+            ("HRR_TEST_TOOL_PID_FILE", &pid_text),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let cmake = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+        {
+            break pid;
+        }
+        assert!(
+            hrr.try_wait().unwrap().is_none(),
+            "hrr ended before cmake started"
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "no cmake started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!common::gone(cmake));
+    // TerminateProcess: only the Job object's kill-on-close can end cmake.
+    hrr.kill().unwrap();
+    hrr.wait().unwrap();
+    assert!(common::all_gone(&[cmake]), "cmake {cmake} outlived hrr");
 }

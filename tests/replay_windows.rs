@@ -20,7 +20,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{stderr, stdout, ReplayArchive, Sandbox};
+use common::{all_gone, gone, stderr, stdout, ReplayArchive, Sandbox};
 use serde_json::Value;
 
 /// The Windows test player next to `hrr.exe`.
@@ -89,24 +89,6 @@ fn replay(rig: &Rig, scenario: &str, extra: &[&str]) -> (Value, String) {
     let json: Value = serde_json::from_str(&stdout(&out)).expect("json result");
     let log = std::fs::read_to_string(json["log"].as_str().unwrap()).unwrap();
     (json, log)
-}
-
-/// Whether process `pid` has ended (or never existed).
-fn gone(pid: u32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
-    use windows_sys::Win32::System::Threading::{
-        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-    };
-    // SAFETY: a handle opened here is waited on and closed here.
-    unsafe {
-        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
-        if handle.is_null() {
-            return true;
-        }
-        let ended = WaitForSingleObject(handle, 0) == WAIT_OBJECT_0;
-        CloseHandle(handle);
-        ended
-    }
 }
 
 #[test]
@@ -426,18 +408,6 @@ fn hanging_triage(rig: &Rig, hrr: &mut std::process::Command) -> (std::process::
     }
     let pid = |p: &Path| -> u32 { std::fs::read_to_string(p).unwrap().trim().parse().unwrap() };
     (running, pid(&pid_file), pid(&child_file))
-}
-
-/// Waits up to 10 s for `pids` to end.
-fn all_gone(pids: &[u32]) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        if pids.iter().all(|p| gone(*p)) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
 }
 
 #[test]

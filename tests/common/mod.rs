@@ -162,6 +162,38 @@ pub fn windows_tool(dir: &Path, name: &str) -> PathBuf {
     copy
 }
 
+/// Whether process `pid` has ended (or never existed).
+#[cfg(windows)]
+pub fn gone(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: a handle opened here is waited on and closed here.
+    unsafe {
+        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+        if handle.is_null() {
+            return true;
+        }
+        let ended = WaitForSingleObject(handle, 0) == WAIT_OBJECT_0;
+        CloseHandle(handle);
+        ended
+    }
+}
+
+/// Waits up to 10 s for `pids` to end.
+#[cfg(windows)]
+pub fn all_gone(pids: &[u32]) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        if pids.iter().all(|p| gone(*p)) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
 /// The variables a Windows process needs from the test's environment
 /// (`SystemRoot`, the temp dirs, `PATHEXT`), added to a sandboxed `hrr`.
 #[cfg(windows)]

@@ -4,7 +4,9 @@
 //! the program its file is named after. Test-only; never installed.
 //!
 //! Every run appends its arguments, joined by spaces, as one line to the
-//! file `HRR_TEST_TOOL_ARGV` names. Then:
+//! file `HRR_TEST_TOOL_ARGV` names, and writes its process id to the file
+//! `HRR_TEST_TOOL_PID_FILE` names; with `HRR_TEST_TOOL_HANG` set it then
+//! sleeps for two minutes, a build or a WSL run that does not end. Then:
 //! * as `cmake`, `--build <dir> …` writes `<dir>\playback\Release\hrr-playback.exe`
 //!   (a copy of the file `HRR_TEST_TOOL_PLAYER` names), where cmake's
 //!   default Windows generator (Visual Studio, multi-config) puts the
@@ -30,6 +32,12 @@ fn main() {
             .open(&file)
             .expect("the argv file");
         writeln!(f, "{}", args.join(" ")).expect("the argv file");
+    }
+    if let Some(file) = std::env::var_os("HRR_TEST_TOOL_PID_FILE") {
+        std::fs::write(file, std::process::id().to_string()).expect("the pid file");
+    }
+    if std::env::var_os("HRR_TEST_TOOL_HANG").is_some() {
+        std::thread::sleep(std::time::Duration::from_secs(120));
     }
     let me = std::env::current_exe().expect("own path");
     let name = me
