@@ -77,8 +77,12 @@ impl Rig {
 
 /// `hrr replay --json` of the rig's root: the result and the log.
 fn replay(rig: &Rig, scenario: &str, extra: &[&str]) -> (Value, String) {
-    let out = rig
-        .hrr(scenario)
+    replay_with(rig, &mut rig.hrr(scenario), extra)
+}
+
+/// [`replay`] with `hrr`, a [`Rig::hrr`] the caller has set up further.
+fn replay_with(rig: &Rig, hrr: &mut assert_cmd::Command, extra: &[&str]) -> (Value, String) {
+    let out = hrr
         .arg("replay")
         .arg(&rig.root)
         .arg("--json")
@@ -95,20 +99,7 @@ fn replay(rig: &Rig, scenario: &str, extra: &[&str]) -> (Value, String) {
 fn a_passing_replay_is_logged_whole_without_console_sequences() {
     let rig = Rig::new();
     let dump = rig.sb.path().join("dump.json");
-    let (json, log) = {
-        let out = rig
-            .hrr("pass")
-            .env("HRR_TEST_DUMP_ENV", &dump)
-            .arg("replay")
-            .arg(&rig.root)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-        let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
-        let log = std::fs::read_to_string(json["log"].as_str().unwrap()).unwrap();
-        (json, log)
-    };
+    let (json, log) = replay_with(&rig, rig.hrr("pass").env("HRR_TEST_DUMP_ENV", &dump), &[]);
     assert_eq!(json["exit_code"], 0);
     assert_eq!(json["exception"], Value::Null);
     assert!(log.starts_with(&rig.archive_line()), "{log}");
@@ -433,19 +424,16 @@ fn auto_gpu(rig: &Rig, hip_path: &Path, path: &Path, replies: &Value) -> (Value,
     let replies_file = rig.sb.path().join("replies.json");
     std::fs::write(&replies_file, replies.to_string()).unwrap();
     let dump = rig.sb.path().join("dump.json");
-    let out = rig
-        .hrr("pass")
-        .env("HIP_PATH", hip_path)
-        .env("PATH", path)
-        .env("HRR_TEST_TOOL_REPLIES", &replies_file)
-        .env("HRR_TEST_DUMP_ENV", &dump)
-        .args(["-c", "replay.gpu=auto", "replay"])
-        .arg(&rig.root)
-        .arg("--json")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-    let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let (json, _) = replay_with(
+        rig,
+        rig.hrr("pass")
+            .env("HIP_PATH", hip_path)
+            .env("PATH", path)
+            .env("HRR_TEST_TOOL_REPLIES", &replies_file)
+            .env("HRR_TEST_DUMP_ENV", &dump)
+            .args(["-c", "replay.gpu=auto"]),
+        &[],
+    );
     let dumped: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
     (json["gpu"].clone(), dumped["HIP_VISIBLE_DEVICES"].clone())
 }

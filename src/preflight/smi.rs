@@ -147,19 +147,14 @@ pub fn probe(search_path: Option<&OsString>, extra_dirs: &[PathBuf]) -> SmiProbe
         timeout: Some(SMI_TIMEOUT),
         ..ExecOptions::default()
     };
-    let Some((tool, exe)) = find_smi(search_path, extra_dirs) else {
+    let Some(smi) = find_smi(search_path, extra_dirs) else {
         return SmiProbe {
             problem: Some("neither rocm-smi nor amd-smi was found".into()),
             ..SmiProbe::default()
         };
     };
-    let args = if tool == "rocm-smi" {
-        ROCM_SMI_ARGS
-    } else {
-        AMD_SMI_ARGS
-    };
-    let mut argv = vec![exe.display().to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
+    let tool = smi.name;
+    let argv = smi.command(ROCM_SMI_ARGS, AMD_SMI_ARGS);
     let mut out = SmiProbe {
         tool: Some(tool.to_string()),
         ..SmiProbe::default()
@@ -188,16 +183,37 @@ pub fn probe(search_path: Option<&OsString>, extra_dirs: &[PathBuf]) -> SmiProbe
     out
 }
 
+/// A management tool that was found.
+#[derive(Clone, Debug)]
+pub struct SmiTool {
+    /// `rocm-smi` or `amd-smi`.
+    pub name: &'static str,
+    /// Its path.
+    pub exe: PathBuf,
+}
+
+impl SmiTool {
+    /// Its command line with `rocm_smi` or `amd_smi` arguments, whichever
+    /// it takes (amd-smi does not take rocm-smi's flags).
+    pub fn command(&self, rocm_smi: &[&str], amd_smi: &[&str]) -> Vec<String> {
+        let args = if self.name == "rocm-smi" {
+            rocm_smi
+        } else {
+            amd_smi
+        };
+        std::iter::once(self.exe.display().to_string())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect()
+    }
+}
+
 /// The management tool to ask: `rocm-smi`, else `amd-smi`, each looked
 /// for on `search_path`, then in `extra_dirs` (`amd-smi.exe` and so on on
-/// Windows); its name and path.
-pub fn find_smi(
-    search_path: Option<&OsString>,
-    extra_dirs: &[PathBuf],
-) -> Option<(&'static str, PathBuf)> {
+/// Windows).
+pub fn find_smi(search_path: Option<&OsString>, extra_dirs: &[PathBuf]) -> Option<SmiTool> {
     ["rocm-smi", "amd-smi"]
         .into_iter()
-        .find_map(|tool| find_tool(tool, search_path, extra_dirs).map(|p| (tool, p)))
+        .find_map(|name| find_tool(name, search_path, extra_dirs).map(|exe| SmiTool { name, exe }))
 }
 
 fn find_tool(name: &str, search_path: Option<&OsString>, extra: &[PathBuf]) -> Option<PathBuf> {

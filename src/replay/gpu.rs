@@ -131,16 +131,11 @@ fn probe(ctx: &Context) -> Vram {
         .into_iter()
         .map(|root| root.join("bin"))
         .collect();
-    let Some((tool, exe)) = smi::find_smi(std::env::var_os("PATH").as_ref(), &dirs) else {
+    let Some(smi) = smi::find_smi(std::env::var_os("PATH").as_ref(), &dirs) else {
         return Vram::default();
     };
-    let args = if tool == "rocm-smi" {
-        ROCM_SMI_VRAM_ARGS
-    } else {
-        AMD_SMI_VRAM_ARGS
-    };
-    let mut argv = vec![exe.display().to_string()];
-    argv.extend(args.iter().map(|a| a.to_string()));
+    let tool = smi.name;
+    let argv = smi.command(ROCM_SMI_VRAM_ARGS, AMD_SMI_VRAM_ARGS);
     let opts = crate::subprocess::ExecOptions {
         timeout: Some(PROBE_TIMEOUT),
         ..Default::default()
