@@ -154,7 +154,12 @@ fn through_wsl(
         .collect();
     ctx.ui
         .status(&format!("docker replay through WSL: {}", shown.join(" ")));
-    let done = wsl::run(&argv, &|line| eprintln!("{}", hrr::ui::inert(line)))?;
+    // Its status lines and warnings are already `[hrr] …` and `warning: …`.
+    let done = wsl::run(&argv, &|line| {
+        if !ctx.ui.quiet() {
+            eprintln!("{}", hrr::ui::inert(line));
+        }
+    })?;
     if done.stdout.is_empty() {
         let why = match done.errors.as_slice() {
             [] => done.status.map_or_else(
