@@ -494,7 +494,7 @@ hrr.replay = {}
 ---@return hrr.ReplayResult
 function hrr.replay.run(opts) end
 
----The GPU index `replay.gpu = "auto"` means (the visible GPU with most free VRAM per rocm-smi, else 0).
+---The GPU index `replay.gpu = "auto"` means (the visible GPU with most free VRAM per rocm-smi or amd-smi, else the lowest one listed, else 0).
 ---@return integer
 function hrr.replay.pick_gpu() end
 

@@ -1,55 +1,49 @@
-//! SIGINT/SIGTERM/SIGHUP to `hrr` while a replay, or the workers of a
-//! triage over many archives, run. The player and each worker live in a
-//! process group of their own, so Ctrl-C at the terminal reaches only
-//! `hrr`; without these handlers `hrr` would die and leave them running.
-//! The handler only records the signal; the replay's capture loop stops the
-//! player's group, writes the marker and returns, and a run over many
-//! archives passes the signal on to its workers
-//! ([`crate::subprocess::ExecOptions::interrupt_grace`]).
+//! Interrupting `hrr` while a replay, or the workers of a triage over many
+//! archives, run. The player and each worker are out of reach of the
+//! terminal's Ctrl-C (a process group of their own on Unix, a pseudo
+//! console on Windows), so it reaches only `hrr`; without a handler `hrr`
+//! would die and leave them running. The handler only records what came
+//! ([`pending`]); the replay's capture loop stops the player, writes the
+//! marker and returns, and a run over many archives passes the signal on
+//! to its workers ([`crate::subprocess::ExecOptions::interrupt_grace`]).
+//!
+//! What is recorded is a signal number on both platforms, so the exit code
+//! is 128 + that number on both: SIGINT, SIGTERM, SIGHUP on Unix
+//! ([`signals`]); on Windows the console events, as the numbers a Unix
+//! `hrr` reports for the same act ([`console`]).
+
+#[cfg(windows)]
+mod console;
+#[cfg(unix)]
+mod signals;
+
+#[cfg(windows)]
+use console as platform;
+#[cfg(unix)]
+use signals as platform;
 
 use std::sync::atomic::{AtomicI32, Ordering};
-
-use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
 /// The last signal received (0 = none).
 static PENDING: AtomicI32 = AtomicI32::new(0);
 
-const SIGNALS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP];
-
-extern "C" fn record(sig: nix::libc::c_int) {
+/// Records `sig` (only an atomic store: safe in a signal handler).
+fn record(sig: i32) {
     PENDING.store(sig, Ordering::SeqCst);
 }
 
-/// The handlers while a replay or workers run; dropping it restores the
-/// previous ones.
+/// The handlers while a replay or workers run; dropping it puts back what
+/// was there before.
 pub struct Guard {
-    previous: Vec<(Signal, SigAction)>,
+    _installed: platform::Installed,
 }
 
-/// Installs the recording handlers (no `SA_RESTART`, so a blocked `poll`
-/// returns at once). A signal that was ignored when `hrr` started (`nohup`,
-/// a background job of a non-interactive shell) stays ignored.
+/// Forgets any earlier interrupt and installs the recording handlers.
 pub fn install() -> anyhow::Result<Guard> {
     PENDING.store(0, Ordering::SeqCst);
-    let action = SigAction::new(
-        SigHandler::Handler(record),
-        SaFlags::empty(),
-        SigSet::empty(),
-    );
-    let mut previous = Vec::new();
-    for sig in SIGNALS {
-        // SAFETY: `record` only stores to an atomic, which is
-        // async-signal-safe; the previous action is restored by `Guard`.
-        let old = unsafe { sigaction(sig, &action) }
-            .map_err(|e| anyhow::anyhow!("cannot install the {sig} handler: {e}"))?;
-        if old.handler() == SigHandler::SigIgn {
-            // SAFETY: puts back SIG_IGN, which runs no code.
-            let _ = unsafe { sigaction(sig, &old) };
-            continue;
-        }
-        previous.push((sig, old));
-    }
-    Ok(Guard { previous })
+    Ok(Guard {
+        _installed: platform::Installed::new()?,
+    })
 }
 
 /// The signal `hrr` received since [`install`], if any.
@@ -57,14 +51,5 @@ pub fn pending() -> Option<i32> {
     match PENDING.load(Ordering::SeqCst) {
         0 => None,
         sig => Some(sig),
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        for (sig, old) in self.previous.drain(..) {
-            // SAFETY: reinstalls the action that was in place before.
-            let _ = unsafe { sigaction(sig, &old) };
-        }
     }
 }

@@ -16,7 +16,6 @@ pub mod executable;
 pub mod external_search;
 pub mod finding;
 pub mod fleet;
-#[cfg(unix)]
 pub mod interrupt;
 pub mod lua;
 pub mod output_file;

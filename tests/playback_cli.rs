@@ -182,7 +182,7 @@ fn build_runs_cmake_once_then_reuses_the_build() {
     assert_eq!(
         calls,
         format!(
-            "-S {} -B {b} -DROCM_PATH={rocm} -DCMAKE_PREFIX_PATH={rocm} -DHRR_BUILD_PLAYBACK=ON -DHRR_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release\n--build {b} --target hrr-playback -j{jobs}\n",
+            "-S {} -B {b} -DROCM_PATH={rocm} -DCMAKE_PREFIX_PATH={rocm} -DHRR_BUILD_PLAYBACK=ON -DHRR_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE=Release\n--build {b} --target hrr-playback --config Release -j{jobs}\n",
             src.display(),
             b = build_dir.display()
         )

@@ -4,13 +4,15 @@
 //! kernel name that is not UTF-8 come through the console as the player
 //! wrote them, crash codes become the finding's `replay_exception`, a hang
 //! is stopped with every process of its job, a killed `hrr` takes the
-//! player's tree with it, and the player is found under `HIP_PATH\bin`.
-//! Ctrl-C is not tested: Wine 8 refuses `GenerateConsoleCtrlEvent` here
+//! player's tree with it, the player is found under `HIP_PATH\bin`, and
+//! GPU `auto` takes the most free VRAM `rocm-smi.exe` or `amd-smi.exe`
+//! shows, else the lowest GPU it lists. Ctrl-C is not tested: Wine 8 refuses `GenerateConsoleCtrlEvent` here
 //! (ERROR_INVALID_ACCESS, even after `AllocConsole`).
 //!
-//! The test player must be built for Windows first (`cargo build --target
-//! x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player`): cargo
-//! itself does not run under Wine.
+//! The test player and the management-tool stand-in must be built for
+//! Windows first (`cargo build --target x86_64-pc-windows-gnu -p
+//! hrr-testkit --bin hrr-test-player --bin hrr-test-tool`): cargo itself
+//! does not run under Wine.
 #![cfg(windows)]
 
 mod common;
@@ -18,20 +20,12 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::{stderr, stdout, ReplayArchive, Sandbox};
+use common::{all_gone, gone, stderr, stdout, ReplayArchive, Sandbox};
 use serde_json::Value;
 
 /// The Windows test player next to `hrr.exe`.
 fn test_player() -> PathBuf {
-    let player = assert_cmd::cargo::cargo_bin("hrr")
-        .parent()
-        .expect("target dir")
-        .join("hrr-test-player.exe");
-    assert!(
-        player.is_file(),
-        "build the Windows test player first: cargo build --target x86_64-pc-windows-gnu -p hrr-testkit --bin hrr-test-player"
-    );
-    player
+    common::windows_test_bin("hrr-test-player")
 }
 
 /// A sandbox with `cap.hrr/pid-4242` (three launches).
@@ -60,11 +54,7 @@ impl Rig {
     /// watch or kill the running `hrr`.
     fn hrr_process(&self, scenario: &str) -> std::process::Command {
         let mut cmd = self.sb.hrr_process();
-        for key in ["SystemRoot", "TEMP", "TMP"] {
-            if let Some(v) = std::env::var_os(key) {
-                cmd.env(key, v);
-            }
-        }
+        common::windows_env(&mut cmd);
         cmd.env("HRR_TEST_SCENARIO", scenario)
             .arg("-c")
             .arg(format!("playback.path={}", test_player().display()))
@@ -87,8 +77,12 @@ impl Rig {
 
 /// `hrr replay --json` of the rig's root: the result and the log.
 fn replay(rig: &Rig, scenario: &str, extra: &[&str]) -> (Value, String) {
-    let out = rig
-        .hrr(scenario)
+    replay_with(rig, &mut rig.hrr(scenario), extra)
+}
+
+/// [`replay`] with `hrr`, a [`Rig::hrr`] the caller has set up further.
+fn replay_with(rig: &Rig, hrr: &mut assert_cmd::Command, extra: &[&str]) -> (Value, String) {
+    let out = hrr
         .arg("replay")
         .arg(&rig.root)
         .arg("--json")
@@ -101,42 +95,11 @@ fn replay(rig: &Rig, scenario: &str, extra: &[&str]) -> (Value, String) {
     (json, log)
 }
 
-/// Whether process `pid` has ended (or never existed).
-fn gone(pid: u32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
-    use windows_sys::Win32::System::Threading::{
-        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-    };
-    // SAFETY: a handle opened here is waited on and closed here.
-    unsafe {
-        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
-        if handle.is_null() {
-            return true;
-        }
-        let ended = WaitForSingleObject(handle, 0) == WAIT_OBJECT_0;
-        CloseHandle(handle);
-        ended
-    }
-}
-
 #[test]
 fn a_passing_replay_is_logged_whole_without_console_sequences() {
     let rig = Rig::new();
     let dump = rig.sb.path().join("dump.json");
-    let (json, log) = {
-        let out = rig
-            .hrr("pass")
-            .env("HRR_TEST_DUMP_ENV", &dump)
-            .arg("replay")
-            .arg(&rig.root)
-            .arg("--json")
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
-        let json: Value = serde_json::from_str(&stdout(&out)).unwrap();
-        let log = std::fs::read_to_string(json["log"].as_str().unwrap()).unwrap();
-        (json, log)
-    };
+    let (json, log) = replay_with(&rig, rig.hrr("pass").env("HRR_TEST_DUMP_ENV", &dump), &[]);
     assert_eq!(json["exit_code"], 0);
     assert_eq!(json["exception"], Value::Null);
     assert!(log.starts_with(&rig.archive_line()), "{log}");
@@ -438,18 +401,6 @@ fn hanging_triage(rig: &Rig, hrr: &mut std::process::Command) -> (std::process::
     (running, pid(&pid_file), pid(&child_file))
 }
 
-/// Waits up to 10 s for `pids` to end.
-fn all_gone(pids: &[u32]) -> bool {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(10) {
-        if pids.iter().all(|p| gone(*p)) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    false
-}
-
 #[test]
 fn a_killed_hrr_takes_the_player_and_its_child_with_it() {
     let rig = Rig::new();
@@ -463,5 +414,197 @@ fn a_killed_hrr_takes_the_player_and_its_child_with_it() {
     assert!(
         all_gone(&[player, child]),
         "the player {player} or its child {child} outlived hrr"
+    );
+}
+
+/// `hrr replay --json` of the rig with `replay.gpu = auto`, the management
+/// tool answering `replies` (see `hrr-test-tool`): the chosen GPU and the
+/// `HIP_VISIBLE_DEVICES` the player got.
+fn auto_gpu(rig: &Rig, hip_path: &Path, path: &Path, replies: &Value) -> (Value, Value) {
+    let replies_file = rig.sb.path().join("replies.json");
+    std::fs::write(&replies_file, replies.to_string()).unwrap();
+    let dump = rig.sb.path().join("dump.json");
+    let (json, _) = replay_with(
+        rig,
+        rig.hrr("pass")
+            .env("HIP_PATH", hip_path)
+            .env("PATH", path)
+            .env("HRR_TEST_TOOL_REPLIES", &replies_file)
+            .env("HRR_TEST_DUMP_ENV", &dump)
+            .args(["-c", "replay.gpu=auto"]),
+        &[],
+    );
+    let dumped: Value = serde_json::from_str(&std::fs::read_to_string(&dump).unwrap()).unwrap();
+    (json["gpu"].clone(), dumped["HIP_VISIBLE_DEVICES"].clone())
+}
+
+#[test]
+fn gpu_auto_reads_amd_smi_under_hip_path_bin_then_takes_the_lowest_listed_gpu() {
+    let rig = Rig::new();
+    let hip = rig.sb.path().join("hip");
+    common::windows_tool(&hip.join("bin"), "amd-smi");
+    let mb = |n: u64| serde_json::json!({"value": n, "unit": "MB"});
+    let usage = |total: u64, used: u64| serde_json::json!({"total_vram": mb(total), "used_vram": mb(used), "free_vram": mb(total - used)});
+    // amd-smi's JSON: one object per GPU, its index in `gpu`.
+    let replies = serde_json::json!([{
+        "args": ["metric", "--mem-usage", "--json"],
+        "stdout": serde_json::json!([
+            {"gpu": 0, "mem_usage": usage(196_592, 190_000)},
+            {"gpu": 1, "mem_usage": usage(196_592, 100_000)},
+            {"gpu": 2, "mem_usage": usage(196_592, 283)},
+        ]).to_string(),
+    }]);
+    let nowhere = rig.sb.path().join("empty");
+    assert_eq!(
+        auto_gpu(&rig, &hip, &nowhere, &replies),
+        (Value::from(2), Value::from("2"))
+    );
+    // GPUs listed without their memory: the lowest listed one.
+    let replies = serde_json::json!([{
+        "args": ["metric", "--mem-usage", "--json"],
+        "stdout": serde_json::json!([
+            {"gpu": 3, "mem_usage": {"free_vram": "N/A"}},
+            {"gpu": 1, "mem_usage": {"free_vram": "N/A"}},
+        ]).to_string(),
+    }]);
+    assert_eq!(
+        auto_gpu(&rig, &hip, &nowhere, &replies),
+        (Value::from(1), Value::from("1"))
+    );
+}
+
+#[test]
+fn gpu_auto_prefers_rocm_smi_on_path_with_the_recorded_vram_report() {
+    let rig = Rig::new();
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures/rocm_smi_vram.txt");
+    let bin = rig.sb.path().join("bin");
+    common::windows_tool(&bin, "rocm-smi");
+    // An amd-smi under HIP_PATH that would pick GPU 0: rocm-smi comes first.
+    let hip = rig.sb.path().join("hip");
+    common::windows_tool(&hip.join("bin"), "amd-smi");
+    let replies = serde_json::json!([
+        {
+            "args": ["--showmeminfo", "vram"],
+            "stdout": std::fs::read_to_string(fixture).unwrap(),
+        },
+        {
+            "args": ["metric", "--mem-usage", "--json"],
+            "stdout": r#"[{"gpu": 0, "mem_usage": {"free_vram": "100 GB"}}]"#,
+        },
+    ]);
+    // Fixture: GPU[1] has 274877906944 - 1073741824 bytes free, GPU[0] far less.
+    assert_eq!(
+        auto_gpu(&rig, &hip, &bin, &replies),
+        (Value::from(1), Value::from("1"))
+    );
+}
+
+/// The `wsl.exe` stand-in on `PATH` answering `replies`; `hrr triage
+/// --replay docker --image rocm/vllm:latest` of the rig's process dir with
+/// `extra` arguments, and the argv lines `wsl.exe` got.
+fn triage_through_wsl(
+    rig: &Rig,
+    replies: &Value,
+    extra: &[&str],
+) -> (std::process::Output, String) {
+    let bin = rig.sb.path().join("wslbin");
+    common::windows_tool(&bin, "wsl");
+    let replies_file = rig.sb.path().join("replies.json");
+    std::fs::write(&replies_file, replies.to_string()).unwrap();
+    let calls = rig.sb.path().join("wsl.argv");
+    let out = rig
+        .hrr("pass")
+        .env("PATH", &bin)
+        .env("HRR_TEST_TOOL_REPLIES", &replies_file)
+        .env("HRR_TEST_TOOL_ARGV", &calls)
+        .args([
+            "triage",
+            "--replay",
+            "docker",
+            "--image",
+            "rocm/vllm:latest",
+        ])
+        .arg(&rig.archive.dir)
+        .args(extra)
+        .output()
+        .unwrap();
+    (out, std::fs::read_to_string(calls).unwrap_or_default())
+}
+
+#[test]
+fn docker_replay_without_hrr_inside_wsl_is_refused_with_the_wsl2_pointer() {
+    let rig = Rig::new();
+    let replies = serde_json::json!([
+        {"args": ["hrr", "--version"], "stderr": "/bin/bash: line 1: hrr: command not found\n", "exit": 127},
+    ]);
+    let (out, calls) = triage_through_wsl(&rig, &replies, &["--format", "json"]);
+    assert_eq!(calls, "hrr --version\n", "only the probe ran inside WSL");
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("`wsl.exe hrr --version` failed (exit status 127): docker replay through WSL needs hrr installed inside WSL2"),
+        "{err}"
+    );
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert!(
+        errors[0].contains("docker replay is not supported on Windows")
+            && errors[0].contains("run hrr inside WSL2"),
+        "{err}"
+    );
+}
+
+/// `C:\x\y` as WSL mounts it, worked out by hand for the test's own path.
+fn mnt_path(path: &Path) -> String {
+    let real = dunce::canonicalize(path).unwrap().display().to_string();
+    let (drive, rest) = real.split_once(":\\").unwrap();
+    format!("/mnt/{}/{}", drive.to_lowercase(), rest.replace('\\', "/"))
+}
+
+#[test]
+fn docker_replay_runs_the_triage_inside_wsl_and_its_output_is_the_finding() {
+    let rig = Rig::new();
+    let finding = "{\n  \"schema_version\": 1,\n  \"outcome\": \"MAF\",\n  \"fault_class\": \"illegal_memory_access\",\n  \"kernel_name\": \"saxpy\"\n}\n";
+    let replies = serde_json::json!([
+        {"args": ["hrr", "--version"], "stdout": "hrr 0.1.0\n"},
+        {"args": ["hrr"], "stdout": finding, "stderr": "[hrr] replay=docker gpu=0\n", "exit": 0},
+    ]);
+    let saved = rig.sb.path().join("finding.json");
+    let out_arg = saved.display().to_string();
+    let (out, calls) = triage_through_wsl(&rig, &replies, &["--format", "json", "-o", &out_arg]);
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
+    assert_eq!(stdout(&out), finding);
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), finding);
+    assert!(
+        stderr(&out).contains("[hrr] replay=docker gpu=0\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        calls,
+        format!(
+            "hrr --version\nhrr -c docker.image=rocm/vllm:latest -c replay.gpu=0 triage {} --replay docker --format json\n",
+            mnt_path(&rig.archive.dir)
+        )
+    );
+}
+
+#[test]
+fn a_failed_triage_inside_wsl_is_one_error_line_with_its_exit_status() {
+    let rig = Rig::new();
+    let replies = serde_json::json!([
+        {"args": ["hrr", "--version"], "stdout": "hrr 0.1.0\n"},
+        {"args": ["hrr"], "stderr": "[hrr] archive=/mnt/c/x\nerror: cannot read events.bin: permission denied\n", "exit": 3},
+    ]);
+    let (out, _) = triage_through_wsl(&rig, &replies, &[]);
+    assert_eq!(out.status.code(), Some(3), "stderr: {}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        errors,
+        ["error: the triage inside WSL failed: cannot read events.bin: permission denied"],
+        "{err}"
     );
 }

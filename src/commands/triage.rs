@@ -72,11 +72,20 @@ fn one(ctx: Context, args: &TriageArgs, archive: &Path) -> anyhow::Result<i32> {
     // Refuse an `-o` that must not be written before any work starts; a
     // pipe stays open until the workflow has written it, so its reader does
     // not see the end of its input in between.
-    let _output = args
+    #[cfg_attr(not(windows), allow(unused_mut))]
+    let mut _output = args
         .output
         .as_deref()
         .map(hrr::output_file::open)
         .transpose()?;
+    // Without a WSL route, the workflow's replay refuses docker, pointing
+    // at WSL2.
+    #[cfg(windows)]
+    if ctx.config.str("replay.mode") == Some("docker") {
+        if let Some(code) = through_wsl(&ctx, args, archive, &mut _output)? {
+            return Ok(code);
+        }
+    }
     let workflow = lua::scripts::find(&ctx.config, "triage")
         .ok_or_else(|| anyhow!("the triage workflow is missing from this build of hrr"))?;
     let mut opts = workflow_opts(args);
@@ -98,6 +107,83 @@ fn one(ctx: Context, args: &TriageArgs, archive: &Path) -> anyhow::Result<i32> {
         outputs: args.output.iter().cloned().collect(),
     };
     lua::run_workflow(Rc::new(ctx), &workflow, invocation)
+}
+
+/// `--replay docker` on Windows, through WSL ([`hrr::replay::wsl`]): the
+/// triage inside WSL prints the finding, which is printed (and written to
+/// `output`) as it came, and its exit status is this run's. `None` when
+/// there is no route: no `wsl.exe`, or no `hrr` answering inside WSL
+/// (which is warned about).
+#[cfg(windows)]
+fn through_wsl(
+    ctx: &Context,
+    args: &TriageArgs,
+    archive: &Path,
+    output: &mut Option<hrr::output_file::Destination>,
+) -> anyhow::Result<Option<i32>> {
+    use hrr::replay::wsl;
+    let Some(exe) = wsl::find_wsl(
+        std::env::var_os("PATH").as_deref(),
+        std::env::var_os("SystemRoot").as_deref(),
+    ) else {
+        return Ok(None);
+    };
+    if let Err(why) = wsl::probe(&exe) {
+        ctx.ui.warn(&format!(
+            "{} is here, but {why}: docker replay through WSL needs hrr installed inside WSL2",
+            exe.display()
+        ));
+        return Ok(None);
+    }
+    let inside = wsl::translate(&hrr::safety::resolve(archive).display().to_string())?;
+    let format = Format::chosen(&ctx.config, args.format)?;
+    let mut flags = vec!["--format", format.name()];
+    for (set, flag) in [
+        (args.all, "--all"),
+        (args.yes, "--yes"),
+        (args.exit_code, "--exit-code"),
+    ] {
+        if set {
+            flags.push(flag);
+        }
+    }
+    let argv = wsl::triage_argv(&exe, &ctx.config, &inside, &flags);
+    let shown: Vec<String> = argv
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    ctx.ui
+        .status(&format!("docker replay through WSL: {}", shown.join(" ")));
+    // Its status lines and warnings are already `[hrr] …` and `warning: …`.
+    let done = wsl::run(&argv, &|line| {
+        if !ctx.ui.quiet() {
+            eprintln!("{}", hrr::ui::inert(line));
+        }
+    })?;
+    if done.stdout.is_empty() {
+        let why = match done.errors.as_slice() {
+            [] => done.status.map_or_else(
+                || "wsl.exe was killed".to_string(),
+                |s| format!("it exited with status {s} and printed no finding"),
+            ),
+            errors => errors.join("; "),
+        };
+        return Err(hrr::error::Failure::new(
+            done.status.filter(|s| *s != 0).unwrap_or(1),
+            format!("the triage inside WSL failed: {why}"),
+        )
+        .into());
+    }
+    for e in &done.errors {
+        eprintln!("error: {}", hrr::ui::inert(e));
+    }
+    hrr::ui::print(&done.stdout)?;
+    if let Some(dest) = output.take() {
+        let path = dest.path().display().to_string();
+        dest.write(&done.stdout)?;
+        ctx.ui.status(&format!("wrote {path}"));
+    }
+    Ok(Some(done.status.unwrap_or(1)))
 }
 
 /// `hrr.opts` of the flags every run shares.

@@ -3,7 +3,8 @@
 //! the table `hrr replay --json` prints (log, exit_code, signal, timed_out,
 //! duration_s, command, mode, gpu; unknown values are nil). Unset fields
 //! come from the config. `hrr.replay.pick_gpu()`: the GPU `replay.gpu =
-//! "auto"` means (most free VRAM per rocm-smi, else 0).
+//! "auto"` means ([`crate::replay::gpu`]: most free VRAM per rocm-smi or amd-smi,
+//! else the lowest GPU listed, else 0).
 
 use std::rc::Rc;
 

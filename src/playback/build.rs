@@ -1,7 +1,15 @@
 //! `hrr playback --build`: one cmake build of `hrr-playback` from a
-//! `projects/hrr` tree (reference upstream-triage.md §5.2), its log streamed
-//! to `<workdir>/hrr-playback-build-<ts>.log`. At most one attempt per run:
-//! a failure is remembered and never retried.
+//! `projects/hrr` tree (reference upstream-triage.md §5.2, §5.3), its log
+//! streamed to `<workdir>/hrr-playback-build-<ts>.log`. At most one attempt
+//! per run: a failure is remembered and never retried.
+//!
+//! The same on Linux and Windows: `-DROCM_PATH` is the first ROCm root of
+//! the player search ([`super::rocm_roots`]: on Windows `HIP_PATH` before
+//! `ROCM_PATH`), `CMAKE_PREFIX_PATH` from the environment is handed to cmake
+//! as a cmake list (`;`, whatever the platform's path separator), and the
+//! build asks for the Release configuration, which a multi-config generator
+//! (Visual Studio, the Windows default; Ninja Multi-Config) puts in a
+//! `Release` directory of its own.
 
 use std::fs::File;
 use std::io::{BufRead, Write};
@@ -75,12 +83,37 @@ fn source_tree(ctx: &Context) -> anyhow::Result<PathBuf> {
     )
 }
 
-/// An already built player in `build_dir` (`playback/`, then `bin/`).
+/// An already built player in `build_dir`: `playback/`, then `bin/`, each
+/// directly (a single-config generator) or in `Release/` (a multi-config
+/// one).
 fn built_player(build_dir: &Path) -> Option<PathBuf> {
     ["playback", "bin"]
         .iter()
-        .map(|d| build_dir.join(d).join(player_name()))
+        .flat_map(|d| [build_dir.join(d), build_dir.join(d).join(CONFIGURATION)])
+        .map(|d| d.join(player_name()))
         .find(|p| is_executable(p))
+}
+
+/// The configuration built (`CMAKE_BUILD_TYPE`, and `--config` for a
+/// multi-config generator).
+const CONFIGURATION: &str = "Release";
+
+/// `CMAKE_PREFIX_PATH` from the environment as a cmake list, its entries
+/// joined with `;`; `rocm` when it is unset or empty.
+fn prefix_path(env: Option<&std::ffi::OsStr>, rocm: &str) -> String {
+    let entries: Vec<String> = env
+        .map(|v| {
+            std::env::split_paths(v)
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| p.display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    if entries.is_empty() {
+        rocm.to_string()
+    } else {
+        entries.join(";")
+    }
 }
 
 fn run_build(ctx: &Context, source: &Path, build_dir: &Path) -> anyhow::Result<PathBuf> {
@@ -88,11 +121,13 @@ fn run_build(ctx: &Context, source: &Path, build_dir: &Path) -> anyhow::Result<P
         anyhow!("cannot build hrr-playback: cmake is not on PATH (install cmake, or build projects/hrr yourself and set playback.path)")
     })?;
     let cmake = cmake.display().to_string();
-    let rocm = ctx.config.rocm_path().display().to_string();
-    let prefix = std::env::var("CMAKE_PREFIX_PATH")
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| rocm.clone());
+    let rocm = super::rocm_roots(&ctx.config)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| ctx.config.rocm_path())
+        .display()
+        .to_string();
+    let prefix = prefix_path(std::env::var_os("CMAKE_PREFIX_PATH").as_deref(), &rocm);
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
     let configure: Vec<String> = vec![
         cmake.clone(),
@@ -104,7 +139,7 @@ fn run_build(ctx: &Context, source: &Path, build_dir: &Path) -> anyhow::Result<P
         format!("-DCMAKE_PREFIX_PATH={prefix}"),
         "-DHRR_BUILD_PLAYBACK=ON".into(),
         "-DHRR_BUILD_TESTS=OFF".into(),
-        "-DCMAKE_BUILD_TYPE=Release".into(),
+        format!("-DCMAKE_BUILD_TYPE={CONFIGURATION}"),
     ];
     let compile: Vec<String> = vec![
         cmake,
@@ -112,6 +147,8 @@ fn run_build(ctx: &Context, source: &Path, build_dir: &Path) -> anyhow::Result<P
         build_dir.display().to_string(),
         "--target".into(),
         "hrr-playback".into(),
+        "--config".into(),
+        CONFIGURATION.into(),
         format!("-j{jobs}"),
     ];
     let workdir = crate::workdir::ensure(&ctx.config, &|m| ctx.ui.warn(m))?;
@@ -182,8 +219,9 @@ fn create_log(workdir: &Path) -> anyhow::Result<(PathBuf, File)> {
 
 /// Runs `argv` with stdout and stderr appended to `log`, ticking the
 /// spinner until it ends. No time limit: a build takes what it takes, and
-/// Ctrl-C reaches cmake (same process group); the supervisor stops what is
-/// left of the build when `hrr` dies.
+/// Ctrl-C reaches cmake (same process group, or console); when `hrr` dies,
+/// the supervisor stops what is left of the build on Linux, and a
+/// kill-on-close Job object does on Windows.
 fn run_logged(
     argv: &[String],
     log: &mut File,
@@ -196,6 +234,8 @@ fn run_logged(
         cmd.stdin(Stdio::null()).stdout(out).stderr(err);
     })?
     .child;
+    #[cfg(windows)]
+    let _job = crate::replay::windows::job::Job::holding(&mut child)?;
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(status);
@@ -238,5 +278,18 @@ fn print_tail(log: &Path) {
     );
     for line in tail {
         let _ = writeln!(err, "{}", crate::ui::inert(&line));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefix_path_reaches_cmake_as_a_cmake_list() {
+        let two = std::env::join_paths(["/opt/a", "/opt/b"]).unwrap();
+        assert_eq!(prefix_path(Some(&two), "/opt/rocm"), "/opt/a;/opt/b");
+        assert_eq!(prefix_path(Some("".as_ref()), "/opt/rocm"), "/opt/rocm");
+        assert_eq!(prefix_path(None, "/opt/rocm"), "/opt/rocm");
     }
 }

@@ -68,29 +68,20 @@ pub fn parse_rocm_smi(text: &str) -> Vec<HostGpu> {
 }
 
 /// The `n` of the first `GPU[n]` in `line`.
-fn gpu_id(line: &str) -> Option<u32> {
+pub fn gpu_id(line: &str) -> Option<u32> {
     let rest = &line[line.find("GPU[")? + 4..];
     rest[..rest.find(']')?].parse().ok()
 }
 
 /// The GPUs in `amd-smi static --asic --json` output. No sample of this
 /// output is in the reference, so only these fields are relied on: the
-/// document is an array of per-GPU objects, or an object whose `gpu_data`
-/// holds that array; each object has `gpu` (the index) and an `asic` object
-/// with `target_graphics_version` (the arch, e.g. `gfx942`) and
-/// `market_name`. Objects without `gpu` are numbered by position.
+/// document is as [`amd_smi_gpus`] reads it, and each GPU's `asic` object
+/// has `target_graphics_version` (the arch, e.g. `gfx942`) and
+/// `market_name`.
 pub fn parse_amd_smi(text: &str) -> Option<Vec<HostGpu>> {
-    let doc: Value = serde_json::from_str(text.trim()).ok()?;
-    let list = match &doc {
-        Value::Array(a) => a,
-        Value::Object(o) => o.get("gpu_data")?.as_array()?,
-        _ => return None,
-    };
-    let gpus = list
-        .iter()
-        .enumerate()
-        .filter_map(|(pos, g)| {
-            let g = g.as_object()?;
+    let gpus = amd_smi_gpus(text)?
+        .into_iter()
+        .map(|(id, g)| {
             let asic = g.get("asic").and_then(Value::as_object);
             let field = |k: &str| {
                 asic.and_then(|a| a.get(k))
@@ -98,16 +89,41 @@ pub fn parse_amd_smi(text: &str) -> Option<Vec<HostGpu>> {
                     .map(str::trim)
                     .filter(|s| !s.is_empty() && *s != "N/A")
             };
+            HostGpu {
+                id,
+                arch: field("target_graphics_version").map(str::to_ascii_lowercase),
+                name: field("market_name").map(str::to_string),
+            }
+        })
+        .collect();
+    Some(gpus)
+}
+
+/// The per-GPU objects of an `amd-smi … --json` document with their GPU
+/// index: the document is an array of them, or an object whose `gpu_data`
+/// holds that array; `gpu` is the index, and objects without it are
+/// numbered by position. `None` when the text is not such a document.
+pub fn amd_smi_gpus(text: &str) -> Option<Vec<(u32, serde_json::Map<String, Value>)>> {
+    let doc: Value = serde_json::from_str(text.trim()).ok()?;
+    let list = match doc {
+        Value::Array(a) => a,
+        Value::Object(mut o) => match o.remove("gpu_data")? {
+            Value::Array(a) => a,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let gpus = list
+        .into_iter()
+        .enumerate()
+        .filter_map(|(pos, g)| {
+            let Value::Object(g) = g else { return None };
             let id = g
                 .get("gpu")
                 .and_then(Value::as_u64)
                 .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(pos as u32);
-            Some(HostGpu {
-                id,
-                arch: field("target_graphics_version").map(str::to_ascii_lowercase),
-                name: field("market_name").map(str::to_string),
-            })
+            Some((id, g))
         })
         .collect();
     Some(gpus)
@@ -124,50 +140,80 @@ pub struct SmiProbe {
     pub problem: Option<String>,
 }
 
-/// Runs `rocm-smi`, or `amd-smi` when there is no `rocm-smi`, found on
-/// `search_path` and then in `extra_dirs`.
+/// Runs `rocm-smi`, or `amd-smi` when there is no `rocm-smi`, found as
+/// [`find_smi`] finds them.
 pub fn probe(search_path: Option<&OsString>, extra_dirs: &[PathBuf]) -> SmiProbe {
     let opts = ExecOptions {
         timeout: Some(SMI_TIMEOUT),
         ..ExecOptions::default()
     };
-    for (tool, args) in [("rocm-smi", ROCM_SMI_ARGS), ("amd-smi", AMD_SMI_ARGS)] {
-        let Some(exe) = find_tool(tool, search_path, extra_dirs) else {
-            continue;
-        };
-        let mut argv = vec![exe.display().to_string()];
-        argv.extend(args.iter().map(|a| a.to_string()));
-        let mut out = SmiProbe {
-            tool: Some(tool.to_string()),
+    let Some(smi) = find_smi(search_path, extra_dirs) else {
+        return SmiProbe {
+            problem: Some("neither rocm-smi nor amd-smi was found".into()),
             ..SmiProbe::default()
         };
-        match subprocess::run(&argv, &opts) {
-            Err(e) => out.problem = Some(format!("{tool} could not run: {e:#}")),
-            Ok(c) if c.timed_out => {
-                out.problem = Some(format!("{tool} timed out after {}s", SMI_TIMEOUT.as_secs()))
-            }
-            Ok(c) => {
-                let text = format!(
-                    "{}\n{}",
-                    c.stdout_text(),
-                    String::from_utf8_lossy(&c.stderr)
-                );
-                out.gpus = if tool == "rocm-smi" {
-                    parse_rocm_smi(&text)
-                } else {
-                    parse_amd_smi(&c.stdout_text()).unwrap_or_default()
-                };
-                if out.gpus.is_empty() {
-                    out.problem = Some(format!("{tool} listed no GPU"));
-                }
+    };
+    let tool = smi.name;
+    let argv = smi.command(ROCM_SMI_ARGS, AMD_SMI_ARGS);
+    let mut out = SmiProbe {
+        tool: Some(tool.to_string()),
+        ..SmiProbe::default()
+    };
+    match subprocess::run(&argv, &opts) {
+        Err(e) => out.problem = Some(format!("{tool} could not run: {e:#}")),
+        Ok(c) if c.timed_out => {
+            out.problem = Some(format!("{tool} timed out after {}s", SMI_TIMEOUT.as_secs()))
+        }
+        Ok(c) => {
+            let text = format!(
+                "{}\n{}",
+                c.stdout_text(),
+                String::from_utf8_lossy(&c.stderr)
+            );
+            out.gpus = if tool == "rocm-smi" {
+                parse_rocm_smi(&text)
+            } else {
+                parse_amd_smi(&c.stdout_text()).unwrap_or_default()
+            };
+            if out.gpus.is_empty() {
+                out.problem = Some(format!("{tool} listed no GPU"));
             }
         }
-        return out;
     }
-    SmiProbe {
-        problem: Some("neither rocm-smi nor amd-smi was found".into()),
-        ..SmiProbe::default()
+    out
+}
+
+/// A management tool that was found.
+#[derive(Clone, Debug)]
+pub struct SmiTool {
+    /// `rocm-smi` or `amd-smi`.
+    pub name: &'static str,
+    /// Its path.
+    pub exe: PathBuf,
+}
+
+impl SmiTool {
+    /// Its command line with `rocm_smi` or `amd_smi` arguments, whichever
+    /// it takes (amd-smi does not take rocm-smi's flags).
+    pub fn command(&self, rocm_smi: &[&str], amd_smi: &[&str]) -> Vec<String> {
+        let args = if self.name == "rocm-smi" {
+            rocm_smi
+        } else {
+            amd_smi
+        };
+        std::iter::once(self.exe.display().to_string())
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect()
     }
+}
+
+/// The management tool to ask: `rocm-smi`, else `amd-smi`, each looked
+/// for on `search_path`, then in `extra_dirs` (`amd-smi.exe` and so on on
+/// Windows).
+pub fn find_smi(search_path: Option<&OsString>, extra_dirs: &[PathBuf]) -> Option<SmiTool> {
+    ["rocm-smi", "amd-smi"]
+        .into_iter()
+        .find_map(|name| find_tool(name, search_path, extra_dirs).map(|exe| SmiTool { name, exe }))
 }
 
 fn find_tool(name: &str, search_path: Option<&OsString>, extra: &[PathBuf]) -> Option<PathBuf> {
@@ -175,9 +221,10 @@ fn find_tool(name: &str, search_path: Option<&OsString>, extra: &[PathBuf]) -> O
     if let Some(p) = search_path.and_then(|sp| which::which_in(name, Some(sp), &cwd).ok()) {
         return Some(p);
     }
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
     extra
         .iter()
-        .map(|d| d.join(name))
+        .map(|d| d.join(&file))
         .find(|p| is_executable(p))
 }
 

@@ -1,8 +1,9 @@
 //! The Windows host probe (reference §4.4), compiled only on Windows: load
 //! `amdhip64.dll` with libloading and ask it for the device count, each
 //! device's arch (attribute 57, rendered `gfx%x`) and the runtime version;
-//! comgr from `amd_comgr.dll`. When the DLL cannot be used: `amd-smi` for
-//! the GPUs and `<root>/.info/version` for the HIP version.
+//! comgr from `amd_comgr.dll`. When the DLL cannot be used: `rocm-smi` or
+//! `amd-smi` (on `PATH`, else in the root's `bin` or `hip\bin`) for the GPUs
+//! and `<root>/.info/version` for the HIP version.
 //!
 //! Device names are not read from the DLL: `hipGetDeviceProperties` fills a
 //! struct whose layout differs between HIP releases; names come from
@@ -69,7 +70,10 @@ impl HostProbe for WindowsHost {
                 facts
                     .problems
                     .push("amdhip64.dll could not be loaded".into());
-                facts.set_gpus(smi::probe(std::env::var_os("PATH").as_ref(), &[]));
+                facts.set_gpus(smi::probe(
+                    std::env::var_os("PATH").as_ref(),
+                    &[self.root.join("bin"), self.root.join("hip").join("bin")],
+                ));
             }
         }
         if facts.hip_runtime_version.is_none() {

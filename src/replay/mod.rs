@@ -28,7 +28,8 @@ mod sink;
 mod target;
 pub mod visible;
 #[cfg(windows)]
-mod windows;
+pub(crate) mod windows;
+pub mod wsl;
 
 pub use command::PROGRESS_ENV;
 
@@ -148,8 +149,9 @@ impl SyncMode {
 /// leave visible (see [`visible`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GpuChoice {
-    /// The visible device with the most free VRAM per `rocm-smi`, else
-    /// the first.
+    /// The visible device with the most free VRAM per `rocm-smi` or
+    /// `amd-smi`, else the lowest one they list, else the first (see
+    /// [`gpu`]).
     Auto,
     /// This index among the visible devices.
     Ordinal(u32),
@@ -339,19 +341,13 @@ pub fn run(ctx: &Context, req: &ReplayRequest) -> anyhow::Result<ReplayResult> {
     Ok(result)
 }
 
-/// The signal (SIGINT/SIGTERM/SIGHUP) that interrupted the last replay of
-/// this process, if one did. A workflow that fails after an interrupted
+/// The signal (SIGINT/SIGTERM/SIGHUP; on Windows the console event as
+/// one of those numbers, see [`crate::interrupt`]) that interrupted the
+/// last replay of this process, if one did. A workflow that fails after an interrupted
 /// replay exits 128 + signal, like `hrr replay`, even though the error
 /// crossed Lua as text.
 pub fn interrupted() -> Option<i32> {
-    #[cfg(unix)]
-    {
-        crate::interrupt::pending()
-    }
-    #[cfg(windows)]
-    {
-        windows::interrupted()
-    }
+    crate::interrupt::pending()
 }
 
 /// How the capture ended, with the marker lines written to the log.
@@ -455,7 +451,7 @@ fn capture(
 }
 
 /// Why docker replay cannot run on Windows.
-const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL, or replay on the Linux GPU host";
+const DOCKER_ON_WINDOWS: &str = "docker replay is not supported on Windows: the GPU devices (/dev/kfd, /dev/dri) exist only on Linux; run hrr inside WSL2 on a host with ROCm for WSL (`hrr triage --replay docker` does that itself where `wsl.exe hrr --version` works), or replay on the Linux GPU host";
 
 /// Refuses a replay in `mode` where this build cannot run one, so that is
 /// the first error, not a missing player.

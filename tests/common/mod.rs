@@ -136,6 +136,76 @@ pub fn test_player() -> PathBuf {
     player
 }
 
+/// The hrr-testkit binary `name` built for Windows, next to `hrr.exe`.
+/// Cargo does not run under Wine, so it is built beforehand (`cargo build
+/// --target x86_64-pc-windows-gnu -p hrr-testkit --bin <name>`).
+#[cfg(windows)]
+pub fn windows_test_bin(name: &str) -> PathBuf {
+    let bin = assert_cmd::cargo::cargo_bin("hrr")
+        .parent()
+        .expect("target dir")
+        .join(format!("{name}.exe"));
+    assert!(
+        bin.is_file(),
+        "build it first: cargo build --target x86_64-pc-windows-gnu -p hrr-testkit --bin {name}"
+    );
+    bin
+}
+
+/// `hrr-test-tool.exe` copied into `dir` as `<name>.exe`, where it acts as
+/// that program (see its doc); returns the copy.
+#[cfg(windows)]
+pub fn windows_tool(dir: &Path, name: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let copy = dir.join(format!("{name}.exe"));
+    std::fs::copy(windows_test_bin("hrr-test-tool"), &copy).unwrap();
+    copy
+}
+
+/// Whether process `pid` has ended (or never existed).
+#[cfg(windows)]
+pub fn gone(pid: u32) -> bool {
+    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_OBJECT_0};
+    use windows_sys::Win32::System::Threading::{
+        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
+    };
+    // SAFETY: a handle opened here is waited on and closed here.
+    unsafe {
+        let handle = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
+        if handle.is_null() {
+            return true;
+        }
+        let ended = WaitForSingleObject(handle, 0) == WAIT_OBJECT_0;
+        CloseHandle(handle);
+        ended
+    }
+}
+
+/// Waits up to 10 s for `pids` to end.
+#[cfg(windows)]
+pub fn all_gone(pids: &[u32]) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < std::time::Duration::from_secs(10) {
+        if pids.iter().all(|p| gone(*p)) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    false
+}
+
+/// The variables a Windows process needs from the test's environment
+/// (`SystemRoot`, the temp dirs, `PATHEXT`), added to a sandboxed `hrr`.
+#[cfg(windows)]
+pub fn windows_env(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    for key in ["SystemRoot", "TEMP", "TMP", "PATHEXT"] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd
+}
+
 /// Every file under `root` with its bytes, mode and mtime, for proving an
 /// archive is left exactly as it was.
 pub fn tree_snapshot(

@@ -1,4 +1,5 @@
-//! The Job object that holds the player and everything it starts. It is
+//! The Job object that holds the player (or `wsl.exe`, see
+//! [`crate::replay::wsl`]) and everything it starts. It is
 //! created with kill-on-close: when its last handle closes (the replay
 //! ends, or `hrr` itself dies and Windows closes its handles), every
 //! process still in it is terminated. A timeout or Ctrl-C terminates the
@@ -28,7 +29,7 @@ impl Job {
         let raw = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
         if raw.is_null() {
             bail!(
-                "cannot create a Job object for the replay: {}",
+                "cannot create a Job object: {}",
                 std::io::Error::last_os_error()
             );
         }
@@ -47,27 +48,42 @@ impl Job {
         };
         if ok == 0 {
             bail!(
-                "cannot make the replay's Job object kill its processes on close: {}",
+                "cannot make a Job object kill its processes on close: {}",
                 std::io::Error::last_os_error()
             );
         }
         Ok(Job { handle })
     }
 
-    /// Puts `process` (started suspended, so it has started nothing yet)
-    /// into the job; its descendants follow it in.
-    pub fn assign(&self, process: &OwnedHandle) -> anyhow::Result<()> {
+    /// Puts `process` into the job; what it starts from then on follows it
+    /// in (the player is started suspended, so it has started nothing yet).
+    pub fn assign(&self, process: &impl AsRawHandle) -> anyhow::Result<()> {
         // SAFETY: both handles are open for the duration of the call.
         let ok = unsafe {
             AssignProcessToJobObject(self.handle.as_raw_handle(), process.as_raw_handle())
         };
         if ok == 0 {
             bail!(
-                "cannot put the player into its Job object: {}",
+                "cannot put a process into its Job object: {}",
                 std::io::Error::last_os_error()
             );
         }
         Ok(())
+    }
+
+    /// A new job holding `child`, a program started a moment ago (not
+    /// suspended, as the player is): what it started before this call
+    /// would stay outside, and a program just started has started nothing
+    /// yet. Used for the children that run as long as a replay (cmake,
+    /// `wsl.exe`), so they end with `hrr`. When that fails, `child` is
+    /// killed: nothing would stop it with `hrr`.
+    pub fn holding(child: &mut std::process::Child) -> anyhow::Result<Job> {
+        let job = Job::new().and_then(|job| job.assign(&*child).map(|()| job));
+        if job.is_err() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        job
     }
 
     /// Terminates every process in the job.

@@ -2,7 +2,7 @@
 //! inside a kill-on-close Job object ([`job`]), its rendering stripped of
 //! VT sequences ([`vt`]) and turned back into the player's bytes
 //! ([`codepage`]) line by line into the log, bounded by the timeout and
-//! stopped by Ctrl-C ([`ctrl`]).
+//! stopped by Ctrl-C ([`crate::interrupt`]).
 //!
 //! One loop does everything: it takes the output the reader threads hand
 //! over, watches the player, enforces the timeout and reacts to console
@@ -18,8 +18,7 @@
 
 mod codepage;
 mod conpty;
-mod ctrl;
-mod job;
+pub(crate) mod job;
 mod spawn;
 mod vt;
 
@@ -46,12 +45,6 @@ const TICK: Duration = Duration::from_millis(100);
 /// The log note of a replay without a pseudo console.
 pub const PIPES_NOTE: &str = "[hrr] note: no pseudo console on this Windows (ConPTY needs Windows 10 1809 or later); the player's stdout and stderr were pipes, so lines it had buffered when it crashed or aborted may be missing from this log";
 
-/// The event (as a signal number, see [`ctrl`]) that interrupted the last
-/// replay of this process, if one did.
-pub fn interrupted() -> Option<i32> {
-    ctrl::pending()
-}
-
 /// What a reader thread hands to the loop.
 enum Chunk {
     /// Bytes of stream 0 (stdout, or the whole console) or 1 (stderr).
@@ -61,12 +54,12 @@ enum Chunk {
 }
 
 /// Runs `launch` and feeds its output to `sink`, bounded by `timeout`.
-pub fn run(
+pub(super) fn run(
     launch: &Launch,
     sink: &mut LineSink,
     timeout: Option<Duration>,
 ) -> anyhow::Result<Stopped> {
-    let _ctrl = ctrl::install()?;
+    let _interrupt = crate::interrupt::install()?;
     let job = job::Job::new()?;
     let (tx, rx) = mpsc::channel();
     let mut notes = Vec::new();
@@ -104,7 +97,7 @@ pub fn run(
         timed_out: watched.stop == Some(Stop::Timeout),
         interrupted: match watched.stop {
             Some(Stop::Interrupt(sig)) => Some(sig),
-            _ => ctrl::pending(),
+            _ => crate::interrupt::pending(),
         },
         notes,
     })
@@ -156,7 +149,7 @@ fn watch(
                     None => PlayerEnd::from_windows_exit(code),
                 });
             } else if stop.is_none() {
-                if let Some(sig) = ctrl::pending() {
+                if let Some(sig) = crate::interrupt::pending() {
                     stop = Some(Stop::Interrupt(sig));
                 } else if deadline.is_some_and(|d| Instant::now() >= d) {
                     stop = Some(Stop::Timeout);
