@@ -22,7 +22,7 @@ use crate::manifest::{piece_count, PIECE_SIZE};
 
 /// Bytes read before they are hashed: small enough to stay in a core's
 /// cache between the read and the hash.
-const READ_CHUNK: usize = 1 << 20;
+const READ_CHUNK: usize = 256 << 10;
 
 /// The most reader threads: at a core's SHA-256 speed a few keep up with
 /// zstd on every core of the machine.
@@ -309,9 +309,12 @@ mod tests {
         }
     }
 
-    /// Every piece of every item, in order, as (item, start size, last,
-    /// bytes, digest).
-    fn all(items: &[Item]) -> Vec<anyhow::Result<(usize, Option<u64>, bool, Vec<u8>)>> {
+    /// A piece as the tests compare it: item, size on its start, last, bytes.
+    type Seen = (usize, Option<u64>, bool, Vec<u8>);
+
+    /// Every piece of every item, in order, each checked to carry the
+    /// SHA-256 of its bytes.
+    fn all(items: &[Item]) -> Vec<anyhow::Result<Seen>> {
         std::thread::scope(|scope| {
             let mut pieces = Pieces::start(scope, items, 7).unwrap();
             let mut out = Vec::new();
@@ -380,6 +383,31 @@ mod tests {
         assert!(
             err.starts_with("cannot open ") && err.contains("missing"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_file_shorter_than_when_it_was_opened_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.bin");
+        std::fs::write(&path, [1u8; 10]).unwrap();
+        let work = Work {
+            source: Arc::new(Opened::File {
+                file: File::open(&path).unwrap(),
+                path: &path,
+            }),
+            offset: 0,
+            len: 20,
+            start: None,
+            last: true,
+        };
+        let err = format!("{:#}", fill(&work, &mut Vec::new()).unwrap_err());
+        assert_eq!(
+            err,
+            format!(
+                "{} changed while it was being bundled; bundle an archive nothing is writing to",
+                path.display()
+            )
         );
     }
 }
