@@ -31,6 +31,24 @@ fn contents(bundle: &std::path::Path) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// Flips the low bit of byte `at` of the packed `pid-1234/events.bin`.
+fn flip_events_byte(files: &mut [(String, Vec<u8>)], at: usize) {
+    let (_, events) = files
+        .iter_mut()
+        .find(|(p, _)| p == "archive/pid-1234/events.bin")
+        .unwrap();
+    events[at] ^= 0x01;
+}
+
+/// Writes `entries` as the bundle, verifies it, checks that it fails and
+/// returns what verify printed on stdout.
+fn failing_verify(fx: &Fixture, bundle: &Path, entries: &[(String, Vec<u8>)]) -> String {
+    rewrite(bundle, entries);
+    let out = verify(fx);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    stdout(&out)
+}
+
 fn verify(fx: &Fixture) -> std::process::Output {
     fx.bundle().args(["verify", "b.tar.zst"]).output().unwrap()
 }
@@ -39,11 +57,7 @@ fn verify(fx: &Fixture) -> std::process::Output {
 fn one_rewritten_byte_in_a_packed_file_fails_naming_that_file() {
     let (fx, bundle) = packed();
     let mut files = contents(&bundle);
-    let events = files
-        .iter_mut()
-        .find(|(p, _)| p == "archive/pid-1234/events.bin")
-        .unwrap();
-    events.1[1000] ^= 0x01;
+    flip_events_byte(&mut files, 1000);
     rewrite(&bundle, &files);
     let out = verify(&fx);
     assert_eq!(out.status.code(), Some(1));
@@ -198,15 +212,8 @@ fn layout_1_and_2_bundles_with_whole_file_digests_still_verify() {
         );
 
         // Tampering is still caught, by the whole-file digest.
-        let events = entries
-            .iter_mut()
-            .find(|(p, _)| p == "archive/pid-1234/events.bin")
-            .unwrap();
-        events.1[7] ^= 0x80;
-        rewrite(&bundle, &entries);
-        let out = verify(&fx);
-        assert_eq!(out.status.code(), Some(1));
-        let text = stdout(&out);
+        flip_events_byte(&mut entries, 7);
+        let text = failing_verify(&fx, &bundle, &entries);
         assert!(
             text.starts_with("archive/pid-1234/events.bin: SHA-256 mismatch: content ")
                 && text.lines().count() == 1,
@@ -241,10 +248,7 @@ fn digests_of_another_layout_than_the_manifest_says_are_a_problem() {
     let mut m: serde_json::Value = serde_json::from_slice(json).unwrap();
     m["schema_version"] = 2.into();
     *json = serde_json::to_vec(&m).unwrap();
-    rewrite(&bundle, &entries);
-    let out = verify(&fx);
-    assert_eq!(out.status.code(), Some(1));
-    let text = stdout(&out);
+    let text = failing_verify(&fx, &bundle, &entries);
     assert_eq!(text.lines().count(), files.len(), "{text}");
     assert!(
         text.lines()
@@ -283,18 +287,15 @@ fn a_changed_byte_is_named_with_its_piece_and_a_wrong_tree_digest_is_caught() {
         .clone();
 
     // One byte of the second piece.
-    let at = files
+    flip_events_byte(&mut files, PIECE as usize + 10);
+    let (_, tampered) = files
         .iter()
-        .position(|(p, _)| p == "archive/pid-1234/events.bin")
+        .find(|(p, _)| p == "archive/pid-1234/events.bin")
         .unwrap();
-    files[at].1[PIECE as usize + 10] ^= 0x01;
     let slice = fx.path().join("piece-2");
-    std::fs::write(&slice, &files[at].1[PIECE as usize..2 * PIECE as usize]).unwrap();
-    rewrite(&bundle, &files);
-    let out = verify(&fx);
-    assert_eq!(out.status.code(), Some(1));
+    std::fs::write(&slice, &tampered[PIECE as usize..2 * PIECE as usize]).unwrap();
     assert_eq!(
-        stdout(&out),
+        failing_verify(&fx, &bundle, &files),
         format!(
             "archive/pid-1234/events.bin: SHA-256 mismatch in piece 2 of 3 ({PIECE} bytes from byte {PIECE}): content {}, BUNDLE.json says {}\n",
             sha256sum(&slice),
@@ -303,7 +304,7 @@ fn a_changed_byte_is_named_with_its_piece_and_a_wrong_tree_digest_is_caught() {
     );
 
     // The content intact, but the tree digest altered.
-    files[at].1[PIECE as usize + 10] ^= 0x01;
+    flip_events_byte(&mut files, PIECE as usize + 10);
     let (_, json) = files.last_mut().unwrap();
     let mut m: serde_json::Value = serde_json::from_slice(json).unwrap();
     let record = m["files"]
@@ -320,11 +321,8 @@ fn a_changed_byte_is_named_with_its_piece_and_a_wrong_tree_digest_is_caught() {
     );
     record["tree_sha256"] = wrong.clone().into();
     *json = serde_json::to_vec(&m).unwrap();
-    rewrite(&bundle, &files);
-    let out = verify(&fx);
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        stdout(&out),
+        failing_verify(&fx, &bundle, &files),
         format!("archive/pid-1234/events.bin: tree_sha256 mismatch: its pieces give {right}, BUNDLE.json says {wrong}\n")
     );
 }
@@ -337,11 +335,8 @@ fn a_piece_size_other_than_layout_3s_is_named() {
     let mut m: serde_json::Value = serde_json::from_slice(json).unwrap();
     m["piece_size"] = (1u64 << 20).into();
     *json = serde_json::to_vec(&m).unwrap();
-    rewrite(&bundle, &files);
-    let out = verify(&fx);
-    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        stdout(&out),
+        failing_verify(&fx, &bundle, &files),
         format!("BUNDLE.json: piece_size 1048576 is not the {PIECE} of layout 3\n")
     );
 }
