@@ -256,9 +256,13 @@ fn fill(work: &Work<'_>, buf: &mut Vec<u8>) -> anyhow::Result<Sha256Digest> {
     let mut hasher = Sha256::new();
     match &*work.source {
         Opened::Bytes(bytes) => {
-            // Bytes are one piece (a few KiB): offset 0, the whole length.
-            let part = bytes.get(..work.len).unwrap_or(bytes);
-            buf[..part.len()].copy_from_slice(part);
+            // The planner cut the pieces from these bytes' own length.
+            let start = usize::try_from(work.offset).unwrap_or(usize::MAX);
+            let part = start
+                .checked_add(work.len)
+                .and_then(|end| bytes.get(start..end))
+                .context("a piece outside the bytes it was cut from")?;
+            buf[..work.len].copy_from_slice(part);
             hasher.update(part);
         }
         Opened::File { file, path } => {
@@ -353,6 +357,7 @@ mod tests {
             item(Source::Bytes(b"finding".to_vec())),
             item(Source::File(b)),
             item(Source::File(c)),
+            item(Source::Bytes(big[..piece + 1].to_vec())),
         ];
         let got: Vec<_> = all(&items).into_iter().map(Result::unwrap).collect();
         let expect = vec![
@@ -362,6 +367,8 @@ mod tests {
             (1, Some(7), true, b"finding".to_vec()),
             (2, Some(0), true, Vec::new()),
             (3, Some(piece as u64), true, big[..piece].to_vec()),
+            (4, Some(piece as u64 + 1), false, big[..piece].to_vec()),
+            (4, None, true, big[piece..piece + 1].to_vec()),
         ];
         assert_eq!(got, expect);
     }
