@@ -11,9 +11,9 @@ use clap::{Args, Parser, Subcommand};
     version,
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
-    after_help = "The bundle holds BUNDLE.json (first entry: every file with its size, \
-SHA-256 and role, plus the `hrr archive info --json` summary), archive/<name>/…, \
-finding/<file> and log/<file>. Check one with `hrr bundle verify <file>`."
+    after_help = "The bundle holds archive/<name>/…, finding/<file>, log/<file> and, last, \
+BUNDLE.json: every file with its size, role and the SHA-256 of each 4 MiB piece, plus the \
+`hrr archive info --json` summary. Check one with `hrr bundle verify <file>`."
 )]
 pub struct Cli {
     /// `verify`, or nothing to pack an archive.

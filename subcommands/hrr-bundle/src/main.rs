@@ -8,11 +8,11 @@
 mod cli;
 mod collect;
 mod digest;
-mod hash_thread;
 mod hrr;
 mod manifest;
 mod output;
 mod pack;
+mod pieces;
 mod term;
 // The rule for opening a path the user named, shared with `hrr` itself;
 // the bundle uses only `open`.

@@ -1,8 +1,9 @@
 //! `hrr bundle verify <file>`: re-read a bundle in one streaming pass and
 //! check it against its `BUNDLE.json`: every listed file present with the
-//! listed size and SHA-256, nothing unlisted, the zstd stream intact.
-//! Entries are hashed as they stream by and compared once the manifest has
-//! been read, wherever its layout puts it: last (layout 2) or first (1).
+//! listed size and SHA-256 digests, nothing unlisted, the zstd stream
+//! intact. Entries are hashed as they stream by, whole and in pieces (the
+//! manifest, last in layouts 3 and 2, says which counts), and compared once
+//! the manifest has been read, wherever its layout puts it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, BufReader, Read};
@@ -10,10 +11,10 @@ use std::path::Path;
 
 use anyhow::Context as _;
 
-use crate::digest::{hash_stream, BUF_SIZE};
+use crate::digest::{hash_stream, hex, tree, StreamDigests, BUF_SIZE};
 use crate::manifest::{
-    is_safe_path, BundleManifest, FileRecord, Totals, MANIFEST_MAX_BYTES, MANIFEST_NAME,
-    SCHEMA_VERSION,
+    is_safe_path, BundleManifest, FileDigest, FileRecord, Totals, MANIFEST_MAX_BYTES,
+    MANIFEST_NAME, PIECE_SIZE, SCHEMA_VERSION,
 };
 use crate::term::inert;
 use crate::user_input;
@@ -50,8 +51,8 @@ pub fn run(bundle: &Path) -> anyhow::Result<i32> {
 struct Content {
     path: String,
     kind: tar::EntryType,
-    size: u64,
-    sha256: String,
+    /// Those of a regular file's content.
+    digests: Option<StreamDigests>,
 }
 
 /// The listed totals and every problem found in the bundle read from `file`.
@@ -112,6 +113,22 @@ fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
         }
     };
 
+    if manifest.schema_version >= 3 && manifest.piece_size != Some(PIECE_SIZE) {
+        problems.push(Problem {
+            path: MANIFEST_NAME.to_string(),
+            what: match manifest.piece_size {
+                Some(size) => format!(
+                    "piece_size {size} is not the {PIECE_SIZE} of layout {}",
+                    manifest.schema_version
+                ),
+                None => format!(
+                    "no piece_size, which layout {} requires",
+                    manifest.schema_version
+                ),
+            },
+        });
+        return (Totals::default(), problems);
+    }
     let listed = index(&manifest.files, &mut problems);
     let totals = Totals::of(&manifest.files);
     if manifest.totals != totals {
@@ -125,7 +142,13 @@ fn check(file: user_input::UserFile, name: &str) -> (Totals, Vec<Problem>) {
     }
     let mut seen = BTreeSet::new();
     for content in contents {
-        check_content(content, &listed, &mut seen, &mut problems);
+        check_content(
+            content,
+            &listed,
+            manifest.schema_version,
+            &mut seen,
+            &mut problems,
+        );
     }
     for path in listed.keys().filter(|p| !seen.contains(*p)) {
         problems.push(Problem {
@@ -184,16 +207,15 @@ fn read_manifest<R: Read>(mut entry: tar::Entry<'_, R>) -> Result<BundleManifest
 fn read_content<R: Read>(entry: tar::Entry<'_, R>) -> io::Result<Content> {
     let path = entry_path(&entry);
     let kind = entry.header().entry_type();
-    let (size, sha256) = if kind == tar::EntryType::Regular {
-        hash_stream(entry)?
+    let digests = if kind == tar::EntryType::Regular {
+        Some(hash_stream(entry)?)
     } else {
-        (0, String::new())
+        None
     };
     Ok(Content {
         path,
         kind,
-        size,
-        sha256,
+        digests,
     })
 }
 
@@ -219,10 +241,11 @@ fn index<'a>(
     listed
 }
 
-/// Checks one entry against the list.
+/// Checks one entry against the list, by the digests of `layout`.
 fn check_content(
     content: Content,
     listed: &BTreeMap<String, &FileRecord>,
+    layout: u32,
     seen: &mut BTreeSet<String>,
     problems: &mut Vec<Problem>,
 ) {
@@ -232,13 +255,16 @@ fn check_content(
             what,
         })
     };
-    if content.kind != tar::EntryType::Regular {
+    let Some(digests) = content
+        .digests
+        .filter(|_| content.kind == tar::EntryType::Regular)
+    else {
         problem(format!(
             "unexpected {:?} entry, not listed in {MANIFEST_NAME}",
             content.kind
         ));
         return;
-    }
+    };
     let Some(record) = listed.get(&content.path) else {
         problem(format!("not listed in {MANIFEST_NAME}"));
         return;
@@ -247,17 +273,72 @@ fn check_content(
         problem("present twice in the bundle".to_string());
         return;
     }
-    if content.size != record.size {
+    if digests.size != record.size {
         problem(format!(
             "size {} bytes, {MANIFEST_NAME} says {}",
-            content.size, record.size
+            digests.size, record.size
         ));
-    } else if content.sha256 != record.sha256 {
-        problem(format!(
-            "SHA-256 mismatch: content {}, {MANIFEST_NAME} says {}",
-            content.sha256, record.sha256
+        return;
+    }
+    let mismatch = match (&record.digest, layout >= 3) {
+        (FileDigest::Whole { sha256 }, false) => {
+            let got = hex(&digests.whole);
+            (got != *sha256)
+                .then(|| format!("SHA-256 mismatch: content {got}, {MANIFEST_NAME} says {sha256}"))
+        }
+        (
+            FileDigest::Pieces {
+                tree_sha256,
+                piece_sha256,
+            },
+            true,
+        ) => pieces_mismatch(&digests, tree_sha256, piece_sha256),
+        _ => Some(format!(
+            "its digests in {MANIFEST_NAME} are not those of layout {layout}"
+        )),
+    };
+    if let Some(what) = mismatch {
+        problem(what);
+    }
+}
+
+/// What is wrong, if anything, between a file's piece digests and those
+/// listed for it: the first piece that differs (and how many more), or a
+/// `tree_sha256` that is not the digest of its pieces.
+fn pieces_mismatch(
+    digests: &StreamDigests,
+    tree_sha256: &str,
+    listed: &[String],
+) -> Option<String> {
+    let count = digests.pieces.len();
+    if listed.len() != count {
+        return Some(format!(
+            "{MANIFEST_NAME} lists {} piece digests, but {} bytes are {count} pieces of {PIECE_SIZE} bytes",
+            listed.len(),
+            digests.size
         ));
     }
+    let got: Vec<String> = digests.pieces.iter().map(|d| hex(d)).collect();
+    let bad: Vec<usize> = (0..count).filter(|&i| got[i] != listed[i]).collect();
+    if let Some(&first) = bad.first() {
+        let offset = first as u64 * PIECE_SIZE;
+        let len = (digests.size - offset).min(PIECE_SIZE);
+        let more = match bad.len() - 1 {
+            0 => String::new(),
+            1 => " (and 1 more piece)".to_string(),
+            n => format!(" (and {n} more pieces)"),
+        };
+        return Some(format!(
+            "SHA-256 mismatch in piece {} of {count} ({len} bytes from byte {offset}): content {}, {MANIFEST_NAME} says {}{more}",
+            first + 1,
+            got[first],
+            listed[first]
+        ));
+    }
+    let got = hex(&tree(&digests.pieces));
+    (got != tree_sha256).then(|| {
+        format!("tree_sha256 mismatch: its pieces give {got}, {MANIFEST_NAME} says {tree_sha256}")
+    })
 }
 
 fn entry_path<R: Read>(entry: &tar::Entry<'_, R>) -> String {

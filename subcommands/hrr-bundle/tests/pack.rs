@@ -4,7 +4,49 @@
 
 mod common;
 
-use common::{entries, manifest, sha256sum, snapshot, stderr, stdout, Fixture};
+use common::{entries, manifest, sha256sum, snapshot, stderr, stdout, tree_of, Fixture, PIECE};
+
+#[test]
+fn a_file_larger_than_a_piece_is_listed_piece_by_piece() {
+    let fx = Fixture::new();
+    let pid = fx.process_dir("pid-1", 9);
+    // Two whole pieces and a 5-byte tail.
+    let events = common::bytes(2 * PIECE as usize + 5, 4);
+    common::write(&pid.join("events.bin"), &events);
+    let out = fx
+        .bundle()
+        .args(["pid-1", "-o", "big.tar.zst"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let m = manifest(&fx.path().join("big.tar.zst"));
+    let record = m["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "archive/pid-1/events.bin")
+        .unwrap();
+    assert_eq!(record["size"], events.len());
+    // Each piece's SHA-256 by sha256sum over that slice of the file.
+    let pieces: Vec<String> = events
+        .chunks(PIECE as usize)
+        .enumerate()
+        .map(|(i, chunk)| {
+            let slice = fx.path().join(format!("piece-{i}"));
+            std::fs::write(&slice, chunk).unwrap();
+            sha256sum(&slice)
+        })
+        .collect();
+    assert_eq!(pieces.len(), 3);
+    assert_eq!(record["piece_sha256"], serde_json::json!(pieces));
+    assert_eq!(record["tree_sha256"], tree_of(&pieces));
+    let out = fx
+        .bundle()
+        .args(["verify", "big.tar.zst"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+}
 
 #[test]
 fn process_dir_with_finding_and_log_round_trips_through_verify() {
@@ -83,7 +125,8 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
     }
 
     let m = manifest(&bundle);
-    assert_eq!(m["schema_version"], 2);
+    assert_eq!(m["schema_version"], 3);
+    assert_eq!(m["piece_size"], PIECE);
     assert_eq!(m["generator"]["name"], "hrr-bundle");
     assert_eq!(m["generator"]["version"], env!("CARGO_PKG_VERSION"));
     let created = m["created_utc"].as_str().unwrap();
@@ -102,7 +145,14 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
         total += size;
         assert_eq!(f["path"], *name);
         assert_eq!(f["size"], size, "{name}");
-        assert_eq!(f["sha256"], sha256sum(source), "{name}");
+        // Every file here is one piece: its digest is the file's SHA-256.
+        assert_eq!(
+            f["piece_sha256"],
+            serde_json::json!([sha256sum(source)]),
+            "{name}"
+        );
+        assert_eq!(f["tree_sha256"], tree_of(&[sha256sum(source)]), "{name}");
+        assert!(f.get("sha256").is_none(), "{name}");
         assert_eq!(f["role"], *role, "{name}");
     }
     assert_eq!(m["totals"]["files"], sources.len());

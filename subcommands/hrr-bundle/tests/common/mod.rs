@@ -150,6 +150,26 @@ pub fn sha256sum(path: &Path) -> String {
     String::from_utf8(out.stdout).unwrap()[..64].to_string()
 }
 
+/// The piece size of layout 3, as its documentation states it.
+pub const PIECE: u64 = 4 * 1024 * 1024;
+
+/// Layout 3's `tree_sha256` of the pieces with these hex digests: the
+/// SHA-256 (by `sha256sum`) of their 32-byte forms concatenated.
+pub fn tree_of(pieces: &[String]) -> String {
+    let bytes: Vec<u8> = pieces
+        .iter()
+        .flat_map(|hex| {
+            (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), bytes).unwrap();
+    sha256sum(file.path())
+}
+
 /// Every entry of a bundle in tar order: (path, type, content).
 pub fn entries(bundle: &Path) -> Vec<(String, tar::EntryType, Vec<u8>)> {
     let file = std::fs::File::open(bundle).unwrap();
@@ -168,7 +188,7 @@ pub fn entries(bundle: &Path) -> Vec<(String, tar::EntryType, Vec<u8>)> {
         .collect()
 }
 
-/// The bundle's `BUNDLE.json` (its last entry, layout 2).
+/// The bundle's `BUNDLE.json` (its last entry, layout 3).
 pub fn manifest(bundle: &Path) -> serde_json::Value {
     let all = entries(bundle);
     let last = all.last().expect("a bundle has entries");

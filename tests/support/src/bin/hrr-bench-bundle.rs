@@ -3,22 +3,21 @@
 //!
 //! ```text
 //! cargo run --release -p hrr-testkit --bin hrr-bench-bundle [-- --mib N]
-//!     [--hrr PATH --hrr-bundle PATH]
+//!     [--hrr PATH --hrr-bundle PATH] [--zstd PATH]
 //! ```
 //!
 //! Builds the release `hrr` and `hrr-bundle` (or takes the given ones, for
 //! a machine without cargo), writes a 512 MiB realistic archive, warms the
 //! page cache, then times both packers (best of five each, taken in
 //! alternation) and prints both times, the ratio tar / hrr (target ≥ 1.0)
-//! and both output sizes (hrr's must not be larger). `zstd` is taken from
-//! PATH.
+//! and both output sizes (hrr's must not be larger). `zstd` is `--zstd`
+//! (for a machine that has none installed) or the one on PATH.
 
 #[cfg(unix)]
 mod bench {
     use std::fs;
     use std::path::{Path, PathBuf};
     use std::process::{Command, ExitCode};
-    use std::time::Duration;
 
     use hrr_testkit::bench::{repo_root, time_once};
     use hrr_testkit::synth::write_big;
@@ -46,7 +45,42 @@ mod bench {
             .map_err(|e| format!("{}: {e}", p.display()))
     }
 
-    fn run(mib: u64, binaries: Option<(PathBuf, PathBuf)>) -> Result<bool, String> {
+    /// The `tar -I` program for `zstd`: `given`, else `zstd` on PATH;
+    /// checked to run, so a missing one is one error, not five failed tars.
+    fn zstd_program(given: Option<PathBuf>) -> Result<String, String> {
+        let program = match given {
+            Some(p) => fs::canonicalize(&p)
+                .map_err(|e| format!("--zstd {}: {e}", p.display()))?
+                .into_os_string()
+                .into_string()
+                .map_err(|p| format!("--zstd {}: not a UTF-8 path", p.display()))?,
+            None => "zstd".to_string(),
+        };
+        // tar -I splits its argument at blanks.
+        if program.contains(char::is_whitespace) {
+            return Err(format!(
+                "--zstd {program}: a path without blanks is needed (tar -I splits at them)"
+            ));
+        }
+        let ok = Command::new(&program)
+            .arg("--version")
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false);
+        if !ok {
+            return Err(format!(
+                "cannot run `{program} --version`; install zstd or pass --zstd PATH"
+            ));
+        }
+        Ok(program)
+    }
+
+    fn run(
+        mib: u64,
+        binaries: Option<(PathBuf, PathBuf)>,
+        zstd: Option<PathBuf>,
+    ) -> Result<bool, String> {
+        let zstd = zstd_program(zstd)?;
         let (hrr, bundle) = match binaries {
             Some(b) => b,
             None => build_release()?,
@@ -63,7 +97,7 @@ mod bench {
             let tar_out = dir.join("tar.tar.zst");
             let hrr_out = dir.join("hrr.tar.zst");
             let mut tar = Command::new("tar");
-            tar.args(["-I", "zstd -T0 -3 -q", "-cf"])
+            tar.args(["-I", &format!("{zstd} -T0 -3 -q"), "-cf"])
                 .arg(&tar_out)
                 .arg("-C")
                 .arg(&dir)
@@ -75,27 +109,35 @@ mod bench {
                 .env("HRR", &hrr);
             time_once(&mut tar)?; // warm the page cache
             time_once(&mut ours)?;
-            let (mut tar_t, mut hrr_t) = (Duration::MAX, Duration::MAX);
+            let (mut tar_t, mut hrr_t) = (Vec::new(), Vec::new());
             for _ in 0..RUNS {
-                tar_t = tar_t.min(time_once(&mut tar)?);
-                hrr_t = hrr_t.min(time_once(&mut ours)?);
+                tar_t.push(time_once(&mut tar)?);
+                hrr_t.push(time_once(&mut ours)?);
             }
+            tar_t.sort();
+            hrr_t.sort();
             Ok::<_, String>((stats.bytes, tar_t, hrr_t, size(&tar_out)?, size(&hrr_out)?))
         })();
         let _ = fs::remove_dir_all(&dir);
         let (events, tar_t, hrr_t, tar_size, hrr_size) = result?;
-        let ratio = tar_t.as_secs_f64() / hrr_t.as_secs_f64();
+        let ratio = tar_t[0].as_secs_f64() / hrr_t[0].as_secs_f64();
+        let median = RUNS / 2;
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         println!("archive:               events.bin of {events} bytes, blobs, code objects; {cores} cores");
         println!(
-            "tar -I 'zstd -T0 -3':  {:.3} s  {tar_size} bytes (best of {RUNS})",
-            tar_t.as_secs_f64()
+            "tar -I 'zstd -T0 -3':  {:.3} s  {tar_size} bytes (best of {RUNS}; median {:.3} s)",
+            tar_t[0].as_secs_f64(),
+            tar_t[median].as_secs_f64()
         );
         println!(
-            "hrr bundle:            {:.3} s  {hrr_size} bytes (best of {RUNS}, SHA-256 manifest included)",
-            hrr_t.as_secs_f64()
+            "hrr bundle:            {:.3} s  {hrr_size} bytes (best of {RUNS}; median {:.3} s; SHA-256 manifest included)",
+            hrr_t[0].as_secs_f64(),
+            hrr_t[median].as_secs_f64()
         );
-        println!("speed ratio tar / hrr: {ratio:.2} (target >= 1.00)");
+        println!(
+            "speed ratio tar / hrr: {ratio:.2} (target >= 1.00; medians {:.2})",
+            tar_t[median].as_secs_f64() / hrr_t[median].as_secs_f64()
+        );
         println!(
             "size ratio hrr / tar:  {:.3} (target <= 1.000)",
             hrr_size as f64 / tar_size as f64
@@ -105,8 +147,9 @@ mod bench {
 
     pub fn main() -> ExitCode {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let usage = "usage: hrr-bench-bundle [--mib N] [--hrr PATH --hrr-bundle PATH]";
-        let (mut mib, mut hrr, mut bundle) = (512u64, None, None);
+        let usage =
+            "usage: hrr-bench-bundle [--mib N] [--hrr PATH --hrr-bundle PATH] [--zstd PATH]";
+        let (mut mib, mut hrr, mut bundle, mut zstd) = (512u64, None, None, None);
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let value = it.next();
@@ -120,6 +163,7 @@ mod bench {
                 },
                 ("--hrr", Some(v)) => hrr = Some(PathBuf::from(v)),
                 ("--hrr-bundle", Some(v)) => bundle = Some(PathBuf::from(v)),
+                ("--zstd", Some(v)) => zstd = Some(PathBuf::from(v)),
                 _ => {
                     eprintln!("error: unexpected argument '{a}' ({usage})");
                     return ExitCode::from(2);
@@ -134,7 +178,7 @@ mod bench {
                 return ExitCode::from(2);
             }
         };
-        match run(mib, binaries) {
+        match run(mib, binaries, zstd) {
             Ok(true) => ExitCode::SUCCESS,
             Ok(false) => ExitCode::from(1),
             Err(e) => {
