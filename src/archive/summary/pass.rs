@@ -47,9 +47,9 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// per decoder.
 const MAX_WORKERS: usize = 16;
 /// Decoder threads at most while the allocation map is built: each also
-/// holds its piece's events for the map, so past eight the peak RSS would
+/// holds its piece's events for the map, so past six the peak RSS would
 /// pass 64 MiB (docs/performance.md).
-const MAX_WORKERS_WITH_MAP: usize = 8;
+const MAX_WORKERS_WITH_MAP: usize = 6;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {

@@ -133,10 +133,14 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
     assert!(created.ends_with('Z') && created.len() == 20, "{created}");
     assert_eq!(m["archive"]["kind"], "process");
     assert_eq!(m["archive"]["bundle_path"], "archive/pid-1234");
-    // The summary is what `hrr archive info --json` printed, kept whole.
+    // The summary is what `hrr archive info --json --no-memory` printed, kept whole.
     assert_eq!(m["archive_info"]["kind"], "process");
     assert_eq!(m["archive_info"]["events"], 23);
     assert_eq!(m["archive_info"]["path"], pid.display().to_string());
+    assert!(
+        m["archive_info"]["memory"].is_null(),
+        "the summary is taken without the map"
+    );
     let files = m["files"].as_array().unwrap();
     assert_eq!(files.len(), sources.len());
     let mut total = 0;
