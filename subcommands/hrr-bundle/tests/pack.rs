@@ -76,7 +76,7 @@ fn process_dir_with_finding_and_log_round_trips_through_verify() {
     assert_eq!(stdout(&out), format!("{}\n", bundle.display()));
     assert_eq!(
         fx.hrr_calls(),
-        format!("archive info --json {}\n", pid.display())
+        format!("archive info --json --no-memory {}\n", pid.display())
     );
 
     // The archive files in name order, then the finding and the log, then

@@ -89,7 +89,7 @@ if [ "$FAKE_HRR" = broken ]; then
 fi
 case "$1" in
 archive)
-  dir="$4"
+  for dir; do :; done
   case "$(basename "$dir")" in
   pid-*)
     printf '{"schema_version":1,"kind":"process","path":"%s","pid":1234,"format_version":7,"state":"complete","complete":true,"events":23,"kernel_launches":3,"problems":[]}\n' "$dir"
