@@ -187,6 +187,52 @@ fn csv_is_one_row_per_group_with_the_kernel_whole() {
     assert_eq!(&rows[1][3], "", "no kernel: an empty cell");
 }
 
+/// A kernel name (from an archive) that a spreadsheet would evaluate as a
+/// formula reaches the CSV as text, with a leading `'`; a plain name is
+/// left alone.
+#[test]
+fn a_kernel_name_shaped_like_a_formula_is_text_in_csv() {
+    let sb = Sandbox::new();
+    let formula = "=HYPERLINK(\"http://x.invalid\",\"open\")";
+    save(
+        &sb,
+        "f/a.finding.json",
+        &finding("/c/a.hrr", "MAF", "illegal_memory_access", Some(formula)),
+    );
+    save(
+        &sb,
+        "f/b.finding.json",
+        &finding("/c/b.hrr", "MAF", "illegal_memory_access", Some("@sum")),
+    );
+    save(
+        &sb,
+        "f/c.finding.json",
+        &finding(
+            "/c/c.hrr",
+            "MAF",
+            "illegal_memory_access",
+            Some("crash_oob"),
+        ),
+    );
+    let out = report(&sb, &["f", "--format", "csv"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut rows = csv::Reader::from_reader(out.stdout.as_slice());
+    let mut kernels: Vec<String> = rows.records().map(|r| r.unwrap()[3].to_string()).collect();
+    kernels.sort();
+    assert_eq!(
+        kernels,
+        [
+            format!("'{formula}"),
+            "'@sum".to_string(),
+            "crash_oob".to_string()
+        ]
+    );
+}
+
 /// The cells of each table row of `md`, as a CommonMark (GFM) reader sees them.
 fn table_rows(md: &str) -> Vec<Vec<String>> {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};

@@ -1,7 +1,9 @@
 //! The report as CSV: a header and one row per group. Lists (labels, fault
 //! classes) are space-separated, and the example archives are separated by
 //! newlines inside their quoted cell, since a path may hold any other
-//! character.
+//! character. A name from an archive or a path that begins like a formula
+//! (`=`, `+`, `-`, `@`, a tab or a carriage return) gets a leading `'`, so a
+//! spreadsheet opening the file shows it as text instead of evaluating it.
 
 use super::Report;
 use crate::finding::Label;
@@ -33,12 +35,12 @@ pub fn csv(report: &Report) -> anyhow::Result<String> {
             g.count.to_string(),
             outcome_word(s.outcome).to_string(),
             class_name(s.fault_class),
-            s.kernel_name.clone().unwrap_or_default(),
-            s.failing_api.clone().unwrap_or_default(),
+            inert(s.kernel_name.as_deref().unwrap_or_default()),
+            inert(s.failing_api.as_deref().unwrap_or_default()),
             words(&s.labels),
             words(&g.also_seen()),
             classes.join(" "),
-            g.examples.join("\n"),
+            inert(&g.examples.join("\n")),
             g.oldest.clone().unwrap_or_default(),
             g.newest.clone().unwrap_or_default(),
         ])?;
@@ -47,6 +49,15 @@ pub fn csv(report: &Report) -> anyhow::Result<String> {
         .into_inner()
         .map_err(|e| anyhow::anyhow!("{}", e.error()))?;
     Ok(String::from_utf8(bytes)?)
+}
+
+/// `cell`, with a `'` before it when a spreadsheet would read it as a
+/// formula.
+fn inert(cell: &str) -> String {
+    match cell.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        true => format!("'{cell}"),
+        false => cell.to_string(),
+    }
 }
 
 fn words(labels: &[Label]) -> String {
