@@ -201,6 +201,21 @@ impl PieceOps {
         ));
     }
 
+    /// The kernel name and pointers of `op` when it is a launch of this
+    /// piece.
+    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], &[Pointer])> {
+        let Op::Launch {
+            kernel,
+            first,
+            count,
+        } = op
+        else {
+            return None;
+        };
+        let ptrs = &self.ptrs[first as usize..(first + count) as usize];
+        Some((&self.names[kernel as usize], ptrs))
+    }
+
     /// Takes a non-null pointer and lists its page.
     #[inline]
     fn pointer(&mut self, arg: u16, address: u64) {

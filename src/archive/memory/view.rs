@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
-use crate::archive::memory::ops::{Op, PieceOps, Pointer};
+use crate::archive::memory::ops::{PieceOps, Pointer};
 use crate::archive::memory::watch::Watch;
 
 /// Address bits below a page: the map answers for the 4 KiB pages the
@@ -156,19 +156,12 @@ impl View {
         let mut audit = Audit::default();
         let mut changes = prepared.changes.iter().peekable();
         for (i, &(stamp, op)) in piece.events.iter().enumerate() {
-            let Op::Launch {
-                kernel,
-                first,
-                count,
-            } = op
-            else {
+            let Some((name, ptrs)) = piece.launch_of(op) else {
                 continue;
             };
             while let Some((_, c)) = changes.next_if(|(at, _)| *at as usize <= i) {
                 self.change(c);
             }
-            let ptrs = &piece.ptrs[first as usize..(first + count) as usize];
-            let name = &piece.names[kernel as usize];
             self.launch(stamp.seq, name, ptrs, &mut audit, &mut watch);
         }
         audit

@@ -109,22 +109,15 @@ impl Watch {
                 }
             }
         }
-        let Op::Launch {
-            kernel,
-            first,
-            count,
-        } = op
-        else {
+        let Some((name, ptrs)) = piece.launch_of(op) else {
             return;
         };
-        let name = &piece.names[kernel as usize];
         let at_event = self.at == Some(stamp.seq);
-        let of_kernel = self.kernel.as_deref() == Some(&**name);
+        let of_kernel = self.kernel.as_deref() == Some(name);
         if !(at_event || of_kernel) {
             return;
         }
-        let ptrs = piece.ptrs[first as usize..(first + count) as usize].to_vec();
-        let launch = Some((String::from_utf8_lossy(name).into_owned(), ptrs));
+        let launch = Some((String::from_utf8_lossy(name).into_owned(), ptrs.to_vec()));
         let s = self.surroundings(map, Some(stamp.seq), launch);
         if at_event {
             self.at_event = s.clone();
