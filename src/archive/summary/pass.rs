@@ -832,8 +832,8 @@ mod tests {
         /// Allocations, frees (matched or not, reusing addresses) and
         /// launches passing pointers into live, freed and no ranges, cut
         /// into small pieces (read chunks, and mapped windows framed in
-        /// parallel) that four decoders finish out of order (more than the
-        /// pieces allowed to wait): the map, its audit and a watched
+        /// parallel) that six decoders finish out of order (more than the
+        /// pieces allowed in flight): the map, its audit and a watched
         /// address come out as one decoder reading in order makes them.
         #[test]
         fn the_map_from_many_decoders_is_the_map_from_one(
@@ -880,9 +880,9 @@ mod tests {
                 ..Watch::default()
             };
             let serial = watched_memory_of(read(CHUNK_BYTES), 1, watch());
-            proptest::prop_assert_eq!(watched_memory_of(read(chunk), 4, watch()), serial.clone());
+            proptest::prop_assert_eq!(watched_memory_of(read(chunk), 6, watch()), serial.clone());
             // Unwatched, the audit answers from its pointer cache first.
-            let unwatched = format!("{:?}", memory_of(read(chunk), 4));
+            let unwatched = format!("{:?}", memory_of(read(chunk), 6));
             proptest::prop_assert_eq!(serial.lines().next(), Some(unwatched.as_str()));
             // Mapped windows, framed in parallel, feed the map in order too.
             #[cfg(target_os = "linux")]
@@ -890,7 +890,7 @@ mod tests {
                 let open = fs::File::open(&events).unwrap();
                 let part = 4096 * (1 + chunk as u64 % 4);
                 let mapped = MappedChunks::new(open, 8, len, Geometry { part }).ok().unwrap();
-                proptest::prop_assert_eq!(watched_memory_of(mapped, 4, watch()), serial);
+                proptest::prop_assert_eq!(watched_memory_of(mapped, 6, watch()), serial);
             }
         }
     }
