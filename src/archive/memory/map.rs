@@ -576,6 +576,90 @@ mod tests {
         assert_eq!(notes.len(), 2, "{notes:?}");
     }
 
+    /// The freed cap counts the freed ranges remembered, not the frees
+    /// seen: a buffer freed once stays known as freed while a loop
+    /// allocates and frees another buffer at one address many times over
+    /// (two freed ranges remembered, far below the cap).
+    #[test]
+    fn frees_of_a_reused_address_do_not_push_an_older_freed_range_out() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let free = |ptr| Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        let mut events = vec![(0, alloc(0x10_0000, 256)), (1, free(0x10_0000))];
+        for i in 0..MAX_FREED as u64 {
+            events.push((2 + 2 * i, alloc(0x20_0000, 256)));
+            events.push((3 + 2 * i, free(0x20_0000)));
+        }
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        events.push((events.len() as u64, launch));
+        let p = [Pointer {
+            arg: 0,
+            address: 0x10_0010,
+        }];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.totals.forgotten_frees, 0, "two freed ranges remembered");
+        assert_eq!(m.totals.audit.stale_pointer_launches, 1);
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 0);
+    }
+
+    /// Region DEL records carry no sequence id: a segment freed, added
+    /// again and freed again is the newer freed range, which the cap must
+    /// not take for the older one (whose place in the free order came
+    /// first).
+    #[test]
+    fn a_segment_freed_again_is_not_forgotten_in_place_of_its_first_free() {
+        let seg = |add, mono_ns| RegionRecord {
+            add,
+            segment: true,
+            base: 0x4000_0000,
+            size: 0x1000,
+            mono_ns,
+        };
+        // Stamps: event seq s is at 1000 + s (see `piece`).
+        let regions = vec![seg(true, 0), seg(false, 1), seg(true, 2), seg(false, 1003)];
+        let mut m = AllocationMap::new(regions, false);
+        let free = |ptr| Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        let n = MAX_FREED as u64 - 2;
+        let x = |i: u64| 0x1000_0000 + 0x1000 * i;
+        // Frees of n distinct buffers; the segment's second DEL falls
+        // among them; then one more free: MAX_FREED frees in all, n + 2
+        // freed ranges remembered, under the cap.
+        let mut events = vec![(0, alloc(x(0), 256)), (1, free(x(0)))];
+        for i in 1..=n {
+            events.push((2 * i, alloc(x(i), 256)));
+            events.push((2 * i + 1, free(x(i))));
+        }
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 2,
+        };
+        events.push((2 * n + 2, launch));
+        let p = [
+            Pointer {
+                arg: 0,
+                address: 0x4000_0010,
+            },
+            Pointer {
+                arg: 1,
+                address: x(0) + 0x10,
+            },
+        ];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.totals.forgotten_frees, 0, "under the cap");
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 0);
+        assert_eq!(m.totals.audit.stale_pointer_launches, 1);
+    }
+
     /// An allocation over a live range whose free was not recorded ends
     /// it (not freed: no stale pointer), and the pointer cache never
     /// answers for a range that died.
