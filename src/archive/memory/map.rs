@@ -638,6 +638,55 @@ mod tests {
         assert_eq!(m.totals.audit.unattributed_pointer_args, 0);
     }
 
+    /// A freed range forgotten at the cap leaves a piece's audit at the
+    /// event it is forgotten at, whether the piece's audit started with it
+    /// (freed in an earlier piece) or saw it freed in the piece.
+    #[test]
+    fn a_range_forgotten_mid_piece_leaves_its_audit_there() {
+        let free = |ptr| Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        let x = |i: u64| 0x1000_0000 + 0x1000 * i;
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        let p = [Pointer {
+            arg: 0,
+            address: x(0) + 0x10,
+        }];
+        let n = MAX_FREED as u64;
+        let mut frees = Vec::new();
+        for i in 0..n {
+            frees.push((2 * i, alloc(x(i), 256)));
+            frees.push((2 * i + 1, free(x(i))));
+        }
+        let tail = [
+            (2 * n, launch),
+            (2 * n + 1, alloc(x(n), 256)),
+            (2 * n + 2, free(x(n))),
+            (2 * n + 3, launch),
+        ];
+        for split in [false, true] {
+            let mut m = AllocationMap::new(Vec::new(), false);
+            if split {
+                run(&mut m, &piece(&frees, &[]), None);
+                run(&mut m, &piece(&tail, &p), None);
+            } else {
+                let all: Vec<_> = frees.iter().chain(&tail).copied().collect();
+                run(&mut m, &piece(&all, &p), None);
+            }
+            assert_eq!(m.totals.forgotten_frees, 1);
+            let a = &m.totals.audit;
+            assert_eq!(a.stale_pointer_launches, 1, "split {split}");
+            assert_eq!(a.stale_examples[0].launch_seq, 2 * n);
+            assert_eq!(a.unattributed_pointer_args, 1, "split {split}");
+            assert_eq!(a.unattributed_examples[0].launch_seq, 2 * n + 3);
+        }
+    }
+
     /// Region DEL records carry no sequence id: a segment freed, added
     /// again and freed again is the newer freed range, which the cap must
     /// not take for the older one (whose place in the free order came
