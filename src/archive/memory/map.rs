@@ -359,10 +359,12 @@ impl AllocationMap {
         watch: &mut Option<&mut Watch>,
     ) {
         self.totals.allocations += 1;
-        if base == 0 || size == 0 {
+        // A range holding no byte (no size, or starting at the last
+        // address, where its end saturates) is not tracked.
+        let end = base.saturating_add(size);
+        if base == 0 || end == base {
             return;
         }
-        let end = base.saturating_add(size);
         let layer = source.layer();
         // A live range of the layer under the new one lost its free. Ranges
         // of a layer never overlap, so those under it are the last ones
@@ -685,6 +687,42 @@ mod tests {
             assert_eq!(a.unattributed_pointer_args, 1, "split {split}");
             assert_eq!(a.unattributed_examples[0].launch_seq, 2 * n + 3);
         }
+    }
+
+    /// At the top of the address space a range's end saturates: one
+    /// ending there holds the bytes up to it, and one starting at the last
+    /// address holds none, so it is not tracked (twice over, it would count
+    /// its bytes live twice).
+    #[test]
+    fn ranges_at_the_top_of_the_address_space() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let top = u64::MAX - 0x1000;
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 2,
+        };
+        let p = [
+            Pointer {
+                arg: 0,
+                address: u64::MAX - 1,
+            },
+            Pointer {
+                arg: 1,
+                address: u64::MAX,
+            },
+        ];
+        let events = [
+            (0, alloc(top, 0x2000)),
+            (1, alloc(u64::MAX, 16)),
+            (2, alloc(u64::MAX, 16)),
+            (3, launch),
+        ];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.live_count(), 1);
+        assert_eq!(m.totals.peak_live_bytes, 0x2000);
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 1, "u64::MAX");
+        assert_eq!(m.totals.audit.unattributed_examples[0].address, u64::MAX);
     }
 
     /// Region DEL records carry no sequence id: a segment freed, added
