@@ -149,11 +149,15 @@ pub enum Hit {
 pub struct AllocationMap {
     /// Per layer: live ranges by base.
     live: [BTreeMap<u64, Range>; 3],
-    /// Per layer: freed ranges by base.
-    freed: [BTreeMap<u64, Range>; 3],
-    /// Freed ranges in the order they were freed (layer, base, free seq),
-    /// for dropping the oldest at the cap.
-    freed_order: VecDeque<(usize, u64, Option<u64>)>,
+    /// Per layer: freed ranges by base, each with the ordinal of its free.
+    freed: [BTreeMap<u64, (Range, u64)>; 3],
+    /// Frees in the order they were made (layer, base, ordinal), for
+    /// dropping the oldest freed range at the cap; an entry whose range was
+    /// reallocated since (its ordinal no longer the one at its base) is
+    /// passed over, and such entries are swept out as they pile up.
+    freed_order: VecDeque<(usize, u64, u64)>,
+    /// Ordinal of the next free.
+    frees_made: u64,
     live_bytes: u64,
     regions: Vec<RegionRecord>,
     next_region: usize,
@@ -167,6 +171,26 @@ pub struct AllocationMap {
     answered: FxHashSet<u64>,
 }
 
+/// Pushes onto `out` the ranges of one layer meeting the page
+/// `start..end`, given those starting before `end` by base; returns whether
+/// one of them holds the whole page.
+fn meet<'a>(
+    ranges: impl DoubleEndedIterator<Item = &'a Range>,
+    start: u64,
+    end: u64,
+    out: &mut Vec<Range>,
+) -> bool {
+    let mut whole = false;
+    for r in ranges.rev() {
+        if r.end() <= start {
+            break;
+        }
+        whole |= r.base <= start && r.end() >= end;
+        out.push(*r);
+    }
+    whole
+}
+
 impl AllocationMap {
     /// An empty map that merges `regions` (sorted by time) into the events.
     pub fn new(regions: Vec<RegionRecord>, regions_capped: bool) -> AllocationMap {
@@ -174,6 +198,7 @@ impl AllocationMap {
             live: Default::default(),
             freed: Default::default(),
             freed_order: VecDeque::new(),
+            frees_made: 0,
             live_bytes: 0,
             regions,
             next_region: 0,
@@ -298,21 +323,9 @@ impl AllocationMap {
             // freed ones too), so their ends rise with their bases: those
             // meeting the page are the last starting before its end, back
             // to the first ending before it.
-            // Returns whether one range holds the whole page.
-            let meet = |map: &BTreeMap<u64, Range>, out: &mut Vec<Range>| {
-                let mut whole = false;
-                for r in map.range(..end).rev().map(|(_, r)| r) {
-                    if r.end() <= start {
-                        break;
-                    }
-                    whole |= r.base <= start && r.end() >= end;
-                    out.push(*r);
-                }
-                whole
-            };
             let mut whole = [false; 3];
             for (l, w) in whole.iter_mut().enumerate() {
-                *w = meet(&self.live[l], out);
+                *w = meet(self.live[l].range(..end).map(|(_, r)| r), start, end, out);
             }
             // A freed range never meets memory live in its own layer (an
             // allocation reallocates the freed ranges of its layer under
@@ -320,7 +333,12 @@ impl AllocationMap {
             // freed answer of that layer.
             for (l, whole) in whole.into_iter().enumerate() {
                 if !whole {
-                    meet(&self.freed[l], out);
+                    meet(
+                        self.freed[l].range(..end).map(|(_, f)| &f.0),
+                        start,
+                        end,
+                        out,
+                    );
                 }
             }
         }
@@ -341,10 +359,12 @@ impl AllocationMap {
         watch: &mut Option<&mut Watch>,
     ) {
         self.totals.allocations += 1;
-        if base == 0 || size == 0 {
+        // A range holding no byte (no size, or starting at the last
+        // address, where its end saturates) is not tracked.
+        let end = base.saturating_add(size);
+        if base == 0 || end == base {
             return;
         }
-        let end = base.saturating_add(size);
         let layer = source.layer();
         // A live range of the layer under the new one lost its free. Ranges
         // of a layer never overlap, so those under it are the last ones
@@ -361,7 +381,7 @@ impl AllocationMap {
         // only its own layer's.
         let layers = if layer == 0 { 0..3 } else { layer..layer + 1 };
         for l in layers {
-            while let Some((&b, r)) = self.freed[l].range(..end).next_back() {
+            while let Some((&b, (r, _))) = self.freed[l].range(..end).next_back() {
                 if r.end() <= base {
                     break;
                 }
@@ -421,24 +441,32 @@ impl AllocationMap {
         if let Some(w) = watch.as_deref_mut() {
             w.died(&range);
         }
-        if self.freed_order.len() >= MAX_FREED {
-            if let Some((l, b, seq)) = self.freed_order.pop_front() {
-                if self.freed[l]
-                    .get(&b)
-                    .is_some_and(|r| r.freed.and_then(|d| d.seq) == seq)
-                {
-                    self.freed[l].remove(&b);
+        let remembered = |f: &[BTreeMap<u64, (Range, u64)>; 3], (l, b, ord): (usize, u64, u64)| {
+            f[l].get(&b).is_some_and(|&(_, o)| o == ord)
+        };
+        if self.freed.iter().map(BTreeMap::len).sum::<usize>() >= MAX_FREED {
+            // The oldest entry still remembered is the oldest freed range.
+            while let Some(e) = self.freed_order.pop_front() {
+                if remembered(&self.freed, e) {
+                    self.freed[e.0].remove(&e.1);
                     self.record(Change::Remove {
-                        layer: l,
-                        base: b,
+                        layer: e.0,
+                        base: e.1,
                         freed: true,
                     });
                     self.totals.forgotten_frees += 1;
+                    break;
                 }
             }
         }
-        self.freed_order.push_back((layer, base, death.seq));
-        self.freed[layer].insert(base, range);
+        let ord = self.frees_made;
+        self.frees_made += 1;
+        self.freed_order.push_back((layer, base, ord));
+        if self.freed_order.len() > 2 * MAX_FREED {
+            let freed = &self.freed;
+            self.freed_order.retain(|&e| remembered(freed, e));
+        }
+        self.freed[layer].insert(base, (range, ord));
         self.record(Change::Add(range));
     }
 
@@ -450,7 +478,7 @@ impl AllocationMap {
 
     /// The freed range of `layer` holding `a`.
     fn freed_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, r) = self.freed[layer].range(..=a).next_back()?;
+        let (_, (r, _)) = self.freed[layer].range(..=a).next_back()?;
         r.contains(a).then_some(*r)
     }
 
@@ -574,6 +602,179 @@ mod tests {
         assert!(matches!(m.locate(0x1000 * MAX_LIVE as u64), Hit::Freed(_)));
         let (_, notes) = crate::archive::memory::MemorySection::of(&m.totals, 0);
         assert_eq!(notes.len(), 2, "{notes:?}");
+    }
+
+    /// The freed cap counts the freed ranges remembered, not the frees
+    /// seen: a buffer freed once stays known as freed while a loop
+    /// allocates and frees another buffer at one address many times over
+    /// (two freed ranges remembered, far below the cap), and what the map
+    /// keeps of the free order stays bounded.
+    #[test]
+    fn frees_of_a_reused_address_do_not_push_an_older_freed_range_out() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let free = |ptr| Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        let mut events = vec![(0, alloc(0x10_0000, 256)), (1, free(0x10_0000))];
+        // Past twice the cap of frees, the order of frees is swept of
+        // the reallocated ones.
+        for i in 0..2 * MAX_FREED as u64 + 1 {
+            events.push((2 + 2 * i, alloc(0x20_0000, 256)));
+            events.push((3 + 2 * i, free(0x20_0000)));
+        }
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        events.push((events.len() as u64, launch));
+        let p = [Pointer {
+            arg: 0,
+            address: 0x10_0010,
+        }];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.totals.forgotten_frees, 0, "two freed ranges remembered");
+        assert!(m.freed_order.len() <= 2 * MAX_FREED, "bounded");
+        assert_eq!(m.totals.audit.stale_pointer_launches, 1);
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 0);
+    }
+
+    /// A freed range forgotten at the cap leaves a piece's audit at the
+    /// event it is forgotten at, whether the piece's audit started with it
+    /// (freed in an earlier piece) or saw it freed in the piece.
+    #[test]
+    fn a_range_forgotten_mid_piece_leaves_its_audit_there() {
+        let free = |ptr| Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        let x = |i: u64| 0x1000_0000 + 0x1000 * i;
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        let p = [Pointer {
+            arg: 0,
+            address: x(0) + 0x10,
+        }];
+        let n = MAX_FREED as u64;
+        let mut frees = Vec::new();
+        for i in 0..n {
+            frees.push((2 * i, alloc(x(i), 256)));
+            frees.push((2 * i + 1, free(x(i))));
+        }
+        let tail = [
+            (2 * n, launch),
+            (2 * n + 1, alloc(x(n), 256)),
+            (2 * n + 2, free(x(n))),
+            (2 * n + 3, launch),
+        ];
+        for split in [false, true] {
+            let mut m = AllocationMap::new(Vec::new(), false);
+            if split {
+                run(&mut m, &piece(&frees, &[]), None);
+                run(&mut m, &piece(&tail, &p), None);
+            } else {
+                let all: Vec<_> = frees.iter().chain(&tail).copied().collect();
+                run(&mut m, &piece(&all, &p), None);
+            }
+            assert_eq!(m.totals.forgotten_frees, 1);
+            let a = &m.totals.audit;
+            assert_eq!(a.stale_pointer_launches, 1, "split {split}");
+            assert_eq!(a.stale_examples[0].launch_seq, 2 * n);
+            assert_eq!(a.unattributed_pointer_args, 1, "split {split}");
+            assert_eq!(a.unattributed_examples[0].launch_seq, 2 * n + 3);
+        }
+    }
+
+    /// At the top of the address space a range's end saturates: one
+    /// ending there holds the bytes up to it, and one starting at the last
+    /// address holds none, so it is not tracked (twice over, it would count
+    /// its bytes live twice).
+    #[test]
+    fn ranges_at_the_top_of_the_address_space() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let top = u64::MAX - 0x1000;
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 2,
+        };
+        let p = [
+            Pointer {
+                arg: 0,
+                address: u64::MAX - 1,
+            },
+            Pointer {
+                arg: 1,
+                address: u64::MAX,
+            },
+        ];
+        let events = [
+            (0, alloc(top, 0x2000)),
+            (1, alloc(u64::MAX, 16)),
+            (2, alloc(u64::MAX, 16)),
+            (3, launch),
+        ];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.live_count(), 1);
+        assert_eq!(m.totals.peak_live_bytes, 0x2000);
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 1, "u64::MAX");
+        assert_eq!(m.totals.audit.unattributed_examples[0].address, u64::MAX);
+    }
+
+    /// Region DEL records carry no sequence id: a segment freed, added
+    /// again and freed again is the newer freed range, which the cap must
+    /// not take for the older one (whose place in the free order came
+    /// first).
+    #[test]
+    fn a_segment_freed_again_is_not_forgotten_in_place_of_its_first_free() {
+        let seg = |add, mono_ns| RegionRecord {
+            add,
+            segment: true,
+            base: 0x4000_0000,
+            size: 0x1000,
+            mono_ns,
+        };
+        // Stamps: event seq s is at 1000 + s (see `piece`).
+        let regions = vec![seg(true, 0), seg(false, 1), seg(true, 2), seg(false, 1003)];
+        let mut m = AllocationMap::new(regions, false);
+        let free = |ptr| Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        let n = MAX_FREED as u64 - 2;
+        let x = |i: u64| 0x1000_0000 + 0x1000 * i;
+        // Frees of n distinct buffers; the segment's second DEL falls
+        // among them; then one more free: MAX_FREED frees in all, n + 2
+        // freed ranges remembered, under the cap.
+        let mut events = vec![(0, alloc(x(0), 256)), (1, free(x(0)))];
+        for i in 1..=n {
+            events.push((2 * i, alloc(x(i), 256)));
+            events.push((2 * i + 1, free(x(i))));
+        }
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 2,
+        };
+        events.push((2 * n + 2, launch));
+        let p = [
+            Pointer {
+                arg: 0,
+                address: 0x4000_0010,
+            },
+            Pointer {
+                arg: 1,
+                address: x(0) + 0x10,
+            },
+        ];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.totals.forgotten_frees, 0, "under the cap");
+        assert_eq!(m.totals.audit.unattributed_pointer_args, 0);
+        assert_eq!(m.totals.audit.stale_pointer_launches, 1);
     }
 
     /// An allocation over a live range whose free was not recorded ends

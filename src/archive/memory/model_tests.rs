@@ -230,35 +230,120 @@ proptest! {
                 }
             }
         }
-        let map = OrderedMap::new(AllocationMap::new(regions, false), None);
-        let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < events.len()).collect();
-        cuts.push(events.len());
-        cuts.sort_unstable();
-        cuts.dedup();
-        let mut start = 0;
-        for (n, &end) in cuts.iter().enumerate() {
-            let mut piece = PieceOps::default();
-            for &(seq, op, ns, _) in &events[start..end] {
-                let ns = if ns == 0 { 1000 + 10 * seq } else { ns };
-                let op = match op {
-                    Op::Launch { kernel, first, count } => {
-                        let f = piece.ptrs.len() as u32;
-                        let mine = &ptrs[first as usize..(first + count) as usize];
-                        piece.ptrs.extend_from_slice(mine);
-                        piece.pages.extend(mine.iter().map(|p| p.address >> PAGE_BITS));
-                        Op::Launch { kernel, first: f, count }
-                    }
-                    other => other,
-                };
-                piece.events.push((Stamp { seq, ns, thread: 1 }, op));
-            }
-            piece.names = vec![b"k".to_vec().into_boxed_slice()];
-            map.submit(n as u64, &mut piece);
-            start = end;
-        }
-        let (m, _) = map.finish();
+        let m = cut_and_apply(regions, &events, &ptrs, cuts);
         prop_assert_eq!(of_map(&m.totals), model.totals());
     }
+
+    /// Region records fall before any kind of event, a launch passing
+    /// pointers among them: one or several before one event, some stamped
+    /// at the event's own time, and some after the last event (applied at
+    /// the end of the stream).
+    #[test]
+    fn region_records_apply_before_the_event_after_them(
+        gen in proptest::collection::vec((0u8..8, 0u64..24, 0u64..64), 1..300),
+        cuts in proptest::collection::vec(0usize..300, 0..12),
+    ) {
+        let mut model = Model::default();
+        let mut regions = Vec::new();
+        let mut pending = Vec::new();
+        let mut events = Vec::new();
+        let mut ptrs = Vec::new();
+        let mut last_ns = 0;
+        for &(kind, slot, x) in &gen {
+            let seq = events.len() as u64;
+            // The stamp of the next event: a record stamped at it or
+            // after the event before it falls just before it.
+            let ns = 1000 + 10 * seq;
+            let size = 0x100 << (x % 7);
+            if kind == 2 || kind == 3 {
+                let segment = x % 2 == 0;
+                let layer = if segment { 1 } else { 2 };
+                let b = base(slot) + if segment { 0 } else { 0x80 };
+                let mono_ns = (ns - 4 * (x % 3)).max(last_ns);
+                last_ns = mono_ns;
+                regions.push(RegionRecord { add: kind == 2, segment, base: b, size: size / 2, mono_ns });
+                pending.push((layer, kind == 2, b, size / 2));
+                continue;
+            }
+            for (layer, add, b, size) in pending.drain(..) {
+                pending_region(&mut model, layer, add, b, size);
+            }
+            match kind {
+                0 => {
+                    model.alloc(0, base(slot), size, Some(seq));
+                    events.push((seq, Op::Alloc { api: id::HIP_MALLOC, base: base(slot), size }, 0, 0));
+                }
+                1 => {
+                    model.free(0, base(slot), Some(seq));
+                    events.push((seq, Op::Free { api: id::HIP_FREE, ptr: base(slot) }, 0, 0));
+                }
+                _ => {
+                    let first = ptrs.len();
+                    let p = [
+                        Pointer { arg: 0, address: base(slot) + 0x80 + x * 0x10 },
+                        Pointer { arg: 1, address: base((slot + x) % 24) + 0x90 },
+                    ];
+                    ptrs.extend_from_slice(&p);
+                    model.launch(seq, &p);
+                    events.push((seq, Op::Launch { kernel: 0, first: first as u32, count: 2 }, 0, 0));
+                }
+            }
+        }
+        // Records after the last event: the end of the stream applies them.
+        for (layer, add, b, size) in pending.drain(..) {
+            pending_region(&mut model, layer, add, b, size);
+        }
+        let m = cut_and_apply(regions, &events, &ptrs, cuts);
+        prop_assert_eq!(of_map(&m.totals), model.totals());
+    }
+}
+
+/// The generated events (sequence id, op, stamp or 0 for the default)
+/// cut into pieces before the indexes `cuts` and handed to an ordered map
+/// with `regions`: the map at the end of the stream.
+fn cut_and_apply(
+    regions: Vec<RegionRecord>,
+    events: &[(u64, Op, u64, u64)],
+    ptrs: &[Pointer],
+    cuts: Vec<usize>,
+) -> AllocationMap {
+    let map = OrderedMap::new(AllocationMap::new(regions, false), None);
+    let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < events.len()).collect();
+    cuts.push(events.len());
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut start = 0;
+    for (n, &end) in cuts.iter().enumerate() {
+        let mut piece = PieceOps::default();
+        for &(seq, op, ns, _) in &events[start..end] {
+            let ns = if ns == 0 { 1000 + 10 * seq } else { ns };
+            let op = match op {
+                Op::Launch {
+                    kernel,
+                    first,
+                    count,
+                } => {
+                    let f = piece.ptrs.len() as u32;
+                    let mine = &ptrs[first as usize..(first + count) as usize];
+                    piece.ptrs.extend_from_slice(mine);
+                    piece
+                        .pages
+                        .extend(mine.iter().map(|p| p.address >> PAGE_BITS));
+                    Op::Launch {
+                        kernel,
+                        first: f,
+                        count,
+                    }
+                }
+                other => other,
+            };
+            piece.events.push((Stamp { seq, ns, thread: 1 }, op));
+        }
+        piece.names = vec![b"k".to_vec().into_boxed_slice()];
+        map.submit(n as u64, &mut piece);
+        start = end;
+    }
+    map.finish().0
 }
 
 /// A region record in the model: applied where the map applies it, before
