@@ -26,7 +26,7 @@ struct R {
 #[derive(Default)]
 struct Model {
     live: Vec<R>,
-    freed: Vec<(R, Option<u64>)>,
+    freed: Vec<R>,
     live_bytes: u64,
     allocations: u64,
     frees: u64,
@@ -60,7 +60,7 @@ impl Model {
         self.live_bytes -= gone;
         self.superseded += (before - self.live.len()) as u64;
         self.freed
-            .retain(|(r, _)| !((layer == 0 || r.layer == layer) && overlaps(r)));
+            .retain(|r| !((layer == 0 || r.layer == layer) && overlaps(r)));
         self.live.push(R {
             layer,
             base,
@@ -73,7 +73,7 @@ impl Model {
         }
     }
 
-    fn free(&mut self, layer: usize, base: u64, seq: Option<u64>) {
+    fn free(&mut self, layer: usize, base: u64) {
         self.frees += 1;
         let Some(i) = self
             .live
@@ -88,9 +88,8 @@ impl Model {
             self.live_bytes -= r.end - r.base;
         }
         // The freed cap is far above these streams: no range is forgotten.
-        self.freed
-            .retain(|(f, _)| !(f.layer == layer && f.base == base));
-        self.freed.push((r, seq));
+        self.freed.retain(|f| !(f.layer == layer && f.base == base));
+        self.freed.push(r);
     }
 
     fn launch(&mut self, seq: u64, ptrs: &[Pointer]) {
@@ -101,7 +100,7 @@ impl Model {
             if self.live.iter().any(holds) {
                 continue;
             }
-            let freed = self.freed.iter().map(|(r, _)| *r).filter(holds);
+            let freed = self.freed.iter().copied().filter(holds);
             match freed.max_by_key(|r| r.layer) {
                 Some(r) => {
                     stale = true;
@@ -175,6 +174,59 @@ fn base(slot: u64) -> u64 {
     0x7f00_0000_0000 + slot * 0x800
 }
 
+/// A generated stream: the events the map is handed and what the model
+/// made of them, event by event.
+#[derive(Default)]
+struct Stream {
+    model: Model,
+    events: Vec<(u64, Op)>,
+    ptrs: Vec<Pointer>,
+}
+
+impl Stream {
+    /// A hipMalloc at `base` (over other slots, or at one still live, as
+    /// it comes).
+    fn malloc(&mut self, base: u64, size: u64) {
+        let seq = self.events.len() as u64;
+        self.model.alloc(0, base, size, Some(seq));
+        let op = Op::Alloc {
+            api: id::HIP_MALLOC,
+            base,
+            size,
+        };
+        self.events.push((seq, op));
+    }
+
+    /// A hipFree of `ptr` (matched or not).
+    fn free(&mut self, ptr: u64) {
+        self.model.free(0, ptr);
+        let op = Op::Free {
+            api: id::HIP_FREE,
+            ptr,
+        };
+        self.events.push((self.events.len() as u64, op));
+    }
+
+    /// A launch passing `p`.
+    fn launch(&mut self, p: &[Pointer]) {
+        let seq = self.events.len() as u64;
+        let first = self.ptrs.len() as u32;
+        self.ptrs.extend_from_slice(p);
+        self.model.launch(seq, p);
+        let op = Op::Launch {
+            kernel: 0,
+            first,
+            count: p.len() as u32,
+        };
+        self.events.push((seq, op));
+    }
+
+    /// The stamp of the event with sequence id `seq`.
+    fn ns(seq: u64) -> u64 {
+        1000 + 10 * seq
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -185,53 +237,34 @@ proptest! {
         gen in proptest::collection::vec((0u8..7, 0u64..24, 0u64..64), 1..300),
         cuts in proptest::collection::vec(0usize..300, 0..12),
     ) {
-        let mut model = Model::default();
+        let mut s = Stream::default();
         let mut regions = Vec::new();
-        let mut events = Vec::new();
-        let mut ptrs = Vec::new();
-        for (seq, &(kind, slot, x)) in gen.iter().enumerate() {
-            let seq = seq as u64;
-            let ns = 1000 + 10 * seq;
+        for &(kind, slot, x) in &gen {
             let size = 0x100 << (x % 7);
             match kind {
-                0 => {
-                    // Freeing what no live range starts at, and sizes over
-                    // the next slots, happen on purpose.
-                    model.alloc(0, base(slot), size, Some(seq));
-                    events.push((seq, Op::Alloc { api: id::HIP_MALLOC, base: base(slot), size }, 0, 0));
-                }
-                1 => {
-                    model.free(0, base(slot), Some(seq));
-                    events.push((seq, Op::Free { api: id::HIP_FREE, ptr: base(slot) }, 0, 0));
-                }
+                0 => s.malloc(base(slot), size),
+                1 => s.free(base(slot)),
                 2 | 3 => {
-                    // A region record stamped just before this point: the
-                    // map applies it before the next event.
+                    // A region record stamped just before the next event:
+                    // the map applies it before that event, a launch
+                    // passing nothing.
                     let segment = x % 2 == 0;
                     let layer = if segment { 1 } else { 2 };
                     let b = base(slot) + if segment { 0 } else { 0x80 };
                     let add = kind == 2;
-                    regions.push(RegionRecord { add, segment, base: b, size: size / 2, mono_ns: ns - 5 });
-                    pending_region(&mut model, layer, add, b, size / 2);
-                    // The record needs an event after it to be applied
-                    // before: a launch passing nothing.
-                    events.push((seq, Op::Launch { kernel: 0, first: ptrs.len() as u32, count: 0 }, ns, 0));
-                    model.launch(seq, &[]);
+                    let mono_ns = Stream::ns(s.events.len() as u64) - 5;
+                    regions.push(RegionRecord { add, segment, base: b, size: size / 2, mono_ns });
+                    pending_region(&mut s.model, layer, add, b, size / 2);
+                    s.launch(&[]);
                 }
-                _ => {
-                    let first = ptrs.len();
-                    let p = [
-                        Pointer { arg: 0, address: base(slot) + x * 0x40 },
-                        Pointer { arg: 2, address: base((slot + x) % 24) + 0x10 },
-                    ];
-                    ptrs.extend_from_slice(&p);
-                    model.launch(seq, &p);
-                    events.push((seq, Op::Launch { kernel: 0, first: first as u32, count: 2 }, 0, 0));
-                }
+                _ => s.launch(&[
+                    Pointer { arg: 0, address: base(slot) + x * 0x40 },
+                    Pointer { arg: 2, address: base((slot + x) % 24) + 0x10 },
+                ]),
             }
         }
-        let m = cut_and_apply(regions, &events, &ptrs, cuts);
-        prop_assert_eq!(of_map(&m.totals), model.totals());
+        let m = cut_and_apply(regions, &s, cuts);
+        prop_assert_eq!(of_map(&m.totals), s.model.totals());
     }
 
     /// Region records fall before any kind of event, a launch passing
@@ -243,17 +276,14 @@ proptest! {
         gen in proptest::collection::vec((0u8..8, 0u64..24, 0u64..64), 1..300),
         cuts in proptest::collection::vec(0usize..300, 0..12),
     ) {
-        let mut model = Model::default();
+        let mut s = Stream::default();
         let mut regions = Vec::new();
         let mut pending = Vec::new();
-        let mut events = Vec::new();
-        let mut ptrs = Vec::new();
         let mut last_ns = 0;
         for &(kind, slot, x) in &gen {
-            let seq = events.len() as u64;
             // The stamp of the next event: a record stamped at it or
             // after the event before it falls just before it.
-            let ns = 1000 + 10 * seq;
+            let ns = Stream::ns(s.events.len() as u64);
             let size = 0x100 << (x % 7);
             if kind == 2 || kind == 3 {
                 let segment = x % 2 == 0;
@@ -266,48 +296,32 @@ proptest! {
                 continue;
             }
             for (layer, add, b, size) in pending.drain(..) {
-                pending_region(&mut model, layer, add, b, size);
+                pending_region(&mut s.model, layer, add, b, size);
             }
             match kind {
-                0 => {
-                    model.alloc(0, base(slot), size, Some(seq));
-                    events.push((seq, Op::Alloc { api: id::HIP_MALLOC, base: base(slot), size }, 0, 0));
-                }
-                1 => {
-                    model.free(0, base(slot), Some(seq));
-                    events.push((seq, Op::Free { api: id::HIP_FREE, ptr: base(slot) }, 0, 0));
-                }
-                _ => {
-                    let first = ptrs.len();
-                    let p = [
-                        Pointer { arg: 0, address: base(slot) + 0x80 + x * 0x10 },
-                        Pointer { arg: 1, address: base((slot + x) % 24) + 0x90 },
-                    ];
-                    ptrs.extend_from_slice(&p);
-                    model.launch(seq, &p);
-                    events.push((seq, Op::Launch { kernel: 0, first: first as u32, count: 2 }, 0, 0));
-                }
+                0 => s.malloc(base(slot), size),
+                1 => s.free(base(slot)),
+                _ => s.launch(&[
+                    Pointer { arg: 0, address: base(slot) + 0x80 + x * 0x10 },
+                    Pointer { arg: 1, address: base((slot + x) % 24) + 0x90 },
+                ]),
             }
         }
         // Records after the last event: the end of the stream applies them.
         for (layer, add, b, size) in pending.drain(..) {
-            pending_region(&mut model, layer, add, b, size);
+            pending_region(&mut s.model, layer, add, b, size);
         }
-        let m = cut_and_apply(regions, &events, &ptrs, cuts);
-        prop_assert_eq!(of_map(&m.totals), model.totals());
+        let m = cut_and_apply(regions, &s, cuts);
+        prop_assert_eq!(of_map(&m.totals), s.model.totals());
     }
 }
 
-/// The generated events (sequence id, op, stamp or 0 for the default)
-/// cut into pieces before the indexes `cuts` and handed to an ordered map
-/// with `regions`: the map at the end of the stream.
-fn cut_and_apply(
-    regions: Vec<RegionRecord>,
-    events: &[(u64, Op, u64, u64)],
-    ptrs: &[Pointer],
-    cuts: Vec<usize>,
-) -> AllocationMap {
+/// The stream's events cut into pieces before the indexes `cuts` and
+/// handed to an ordered map with `regions`: the map at the end of the
+/// stream.
+fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> AllocationMap {
     let map = OrderedMap::new(AllocationMap::new(regions, false), None);
+    let events = &s.events;
     let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < events.len()).collect();
     cuts.push(events.len());
     cuts.sort_unstable();
@@ -315,8 +329,7 @@ fn cut_and_apply(
     let mut start = 0;
     for (n, &end) in cuts.iter().enumerate() {
         let mut piece = PieceOps::default();
-        for &(seq, op, ns, _) in &events[start..end] {
-            let ns = if ns == 0 { 1000 + 10 * seq } else { ns };
+        for &(seq, op) in &events[start..end] {
             let op = match op {
                 Op::Launch {
                     kernel,
@@ -324,7 +337,7 @@ fn cut_and_apply(
                     count,
                 } => {
                     let f = piece.ptrs.len() as u32;
-                    let mine = &ptrs[first as usize..(first + count) as usize];
+                    let mine = &s.ptrs[first as usize..(first + count) as usize];
                     piece.ptrs.extend_from_slice(mine);
                     piece
                         .pages
@@ -337,7 +350,12 @@ fn cut_and_apply(
                 }
                 other => other,
             };
-            piece.events.push((Stamp { seq, ns, thread: 1 }, op));
+            let stamp = Stamp {
+                seq,
+                ns: Stream::ns(seq),
+                thread: 1,
+            };
+            piece.events.push((stamp, op));
         }
         piece.names = vec![b"k".to_vec().into_boxed_slice()];
         map.submit(n as u64, &mut piece);
@@ -351,6 +369,6 @@ fn cut_and_apply(
 fn pending_region(model: &mut Model, layer: usize, add: bool, base: u64, size: u64) {
     match add {
         true => model.alloc(layer, base, size, None),
-        false => model.free(layer, base, None),
+        false => model.free(layer, base),
     }
 }
