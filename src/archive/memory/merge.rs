@@ -18,7 +18,7 @@
 //! audited right after it is applied, under the map's lock, so the watch
 //! hears of the launches in stream order.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::archive::memory::map::AllocationMap;
@@ -45,8 +45,8 @@ struct Queue {
     next: u64,
     /// Pieces handed in before their turn.
     waiting: BTreeMap<u64, PieceOps>,
-    /// Pieces applied, waiting for their audit.
-    ready: Vec<Ready>,
+    /// Pieces applied, waiting for their audit, oldest first.
+    ready: VecDeque<Ready>,
     /// Emptied buffers, for the next decoder that hands a piece in.
     spare: Vec<PieceOps>,
     spare_prepared: Vec<Prepared>,
@@ -102,7 +102,7 @@ impl OrderedMap {
             queue: Mutex::new(Queue {
                 next: 0,
                 waiting: BTreeMap::new(),
-                ready: Vec::new(),
+                ready: VecDeque::new(),
                 spare: Vec::new(),
                 spare_prepared: Vec::new(),
                 views: Vec::new(),
@@ -133,7 +133,7 @@ impl OrderedMap {
             && !q.abandoned
         {
             // Room comes from audits: run one while there is one to run.
-            q = match q.ready.pop() {
+            q = match q.ready.pop_front() {
                 Some(r) => self.audit_one(q, r),
                 None => self.room.wait(q).unwrap_or_else(|e| e.into_inner()),
             };
@@ -158,12 +158,12 @@ impl OrderedMap {
                         Self::recycle(&mut q, ready);
                         self.room.notify_all();
                     }
-                    None => q.ready.push(ready),
+                    None => q.ready.push_back(ready),
                 }
             }
             q.applying = false;
         }
-        while let Some(r) = q.ready.pop() {
+        while let Some(r) = q.ready.pop_front() {
             q = self.audit_one(q, r);
         }
     }
@@ -183,8 +183,7 @@ impl OrderedMap {
     }
 
     /// Audits applied piece `r` outside the queue's lock.
-    fn audit_one<'a>(&'a self, q: MutexGuard<'a, Queue>, r: Ready) -> MutexGuard<'a, Queue> {
-        let mut q = q;
+    fn audit_one<'a>(&'a self, mut q: MutexGuard<'a, Queue>, r: Ready) -> MutexGuard<'a, Queue> {
         let mut view = q.views.pop().unwrap_or_default();
         q.auditing += 1;
         drop(q);
@@ -222,7 +221,7 @@ impl OrderedMap {
     /// event), with its audit and the watch's findings.
     pub fn finish(self) -> (AllocationMap, Option<Watch>) {
         let mut q = lock(&self.queue);
-        while let Some(r) = q.ready.pop() {
+        while let Some(r) = q.ready.pop_front() {
             q = self.audit_one(q, r);
         }
         drop(q);
