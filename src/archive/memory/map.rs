@@ -272,8 +272,8 @@ impl AllocationMap {
     ) {
         prepared.clear();
         self.meeting(&piece.pages, &mut prepared.ranges);
+        // The changes are recorded into the piece's (empty) buffer.
         std::mem::swap(&mut self.changes, &mut prepared.changes);
-        self.changes.clear();
         for (i, &(stamp, op)) in piece.events.iter().enumerate() {
             self.event = i as u32;
             if self.next_region < self.regions.len() {
