@@ -20,10 +20,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use rustc_hash::FxHashSet;
-
 use crate::archive::format::regions::RegionRecord;
-use crate::archive::memory::ops::{Op, PieceOps};
+use crate::archive::memory::ops::{Op, PieceOps, Stamp};
 use crate::archive::memory::view::{Audit, Change, Prepared, PAGE_BITS};
 use crate::archive::memory::watch::Watch;
 
@@ -164,16 +162,14 @@ pub struct AllocationMap {
     /// The counts and examples so far.
     pub totals: Totals,
     /// Where the piece being applied records its changes, and the index
-    /// of the event being applied.
+    /// of the piece's next launch at the event being applied.
     changes: Vec<(u32, Change)>,
     event: u32,
-    /// The pages of the piece being applied answered so far.
-    answered: FxHashSet<u64>,
 }
 
 /// Pushes onto `out` the ranges of one layer meeting the page
-/// `start..end`, given those starting before `end` by base; returns whether
-/// one of them holds the whole page.
+/// `start..end`, given those starting before `end` by base; returns
+/// whether one of them holds the whole page.
 fn meet<'a>(
     ranges: impl DoubleEndedIterator<Item = &'a Range>,
     start: u64,
@@ -208,7 +204,6 @@ impl AllocationMap {
             },
             changes: Vec::new(),
             event: 0,
-            answered: FxHashSet::default(),
         }
     }
 
@@ -271,52 +266,63 @@ impl AllocationMap {
         mut watch: Option<&mut Watch>,
     ) {
         prepared.clear();
-        self.meeting(&piece.pages, &mut prepared.ranges);
+        self.meeting(&piece.pages, prepared);
         // The changes are recorded into the piece's (empty) buffer.
         std::mem::swap(&mut self.changes, &mut prepared.changes);
-        for (i, &(stamp, op)) in piece.events.iter().enumerate() {
-            self.event = i as u32;
-            if self.next_region < self.regions.len() {
-                self.regions_until(stamp.ns, &mut watch);
+        if watch.is_none() && self.next_region == self.regions.len() {
+            // No region record is left to merge between the launches.
+            for m in &piece.memory {
+                self.event = m.before;
+                self.memory_op(m.stamp, m.op, &mut None);
             }
-            if let Some(w) = watch.as_deref_mut() {
-                w.before(self, stamp, op, piece);
-            }
-            match op {
-                Op::Alloc { api, base, size } => {
-                    self.allocate(
-                        Source::Api(api),
-                        base,
-                        size,
-                        Some(stamp.seq),
-                        Some(stamp.thread),
-                        &mut watch,
-                    );
+        } else {
+            for (next, stamp, op) in piece.in_order() {
+                self.event = next;
+                if self.next_region < self.regions.len() {
+                    self.regions_until(stamp.ns, &mut watch);
                 }
-                Op::Free { api, ptr } => {
-                    let death = Death {
-                        api: Some(api),
-                        seq: Some(stamp.seq),
-                    };
-                    if ptr != 0 {
-                        self.free(0, ptr, death, &mut watch);
-                    }
+                if let Some(w) = watch.as_deref_mut() {
+                    w.before(self, stamp, op, piece);
                 }
-                Op::Launch { .. } => {}
+                self.memory_op(stamp, op, &mut watch);
             }
         }
         std::mem::swap(&mut self.changes, &mut prepared.changes);
     }
 
-    /// Pushes onto `out` every live and freed range meeting one of `pages`
-    /// (each page once, however often it is listed).
-    fn meeting(&mut self, pages: &[u64], out: &mut Vec<Range>) {
-        let mut answered = std::mem::take(&mut self.answered);
-        answered.clear();
-        for &page in pages {
-            if !answered.insert(page) {
-                continue;
+    /// Applies an allocation or a free (a launch changes nothing).
+    fn memory_op(&mut self, stamp: Stamp, op: Op, watch: &mut Option<&mut Watch>) {
+        match op {
+            Op::Alloc { api, base, size } => {
+                self.allocate(
+                    Source::Api(api),
+                    base,
+                    size,
+                    Some(stamp.seq),
+                    Some(stamp.thread),
+                    watch,
+                );
             }
+            Op::Free { api, ptr } => {
+                let death = Death {
+                    api: Some(api),
+                    seq: Some(stamp.seq),
+                };
+                if ptr != 0 {
+                    self.free(0, ptr, death, watch);
+                }
+            }
+            Op::Launch { .. } => {}
+        }
+    }
+
+    /// Pushes onto `prepared` every live and freed range meeting one of
+    /// `pages` (each listed once), and for each page whether it is whole:
+    /// a live range holds all of it, so every address in it is live.
+    fn meeting(&self, pages: &[u64], prepared: &mut Prepared) {
+        let out = &mut prepared.ranges;
+        for &page in pages {
+            prepared.starts.push(out.len() as u32);
             let start = page << PAGE_BITS;
             let end = start.saturating_add(1 << PAGE_BITS);
             // Ranges of a layer never overlap (live ones among themselves,
@@ -327,6 +333,7 @@ impl AllocationMap {
             for (l, w) in whole.iter_mut().enumerate() {
                 *w = meet(self.live[l].range(..end).map(|(_, r)| r), start, end, out);
             }
+            prepared.whole.push(whole.contains(&true));
             // A freed range never meets memory live in its own layer (an
             // allocation reallocates the freed ranges of its layer under
             // it): a page one live range of the layer holds whole needs no
@@ -342,7 +349,6 @@ impl AllocationMap {
                 }
             }
         }
-        self.answered = answered;
     }
 
     fn record(&mut self, c: Change) {
@@ -381,16 +387,12 @@ impl AllocationMap {
         // only its own layer's.
         let layers = if layer == 0 { 0..3 } else { layer..layer + 1 };
         for l in layers {
-            while let Some((&b, (r, _))) = self.freed[l].range(..end).next_back() {
+            while let Some((&b, &(r, _))) = self.freed[l].range(..end).next_back() {
                 if r.end() <= base {
                     break;
                 }
                 self.freed[l].remove(&b);
-                self.record(Change::Remove {
-                    layer: l,
-                    base: b,
-                    freed: true,
-                });
+                self.record(Change::Remove(r));
             }
         }
         if self.live_count() >= MAX_LIVE {
@@ -420,11 +422,7 @@ impl AllocationMap {
     /// Ends the live range of `layer` at `base`, if there is one.
     fn end_live(&mut self, layer: usize, base: u64) -> Option<Range> {
         let range = self.live[layer].remove(&base)?;
-        self.record(Change::Remove {
-            layer,
-            base,
-            freed: false,
-        });
+        self.record(Change::Remove(range));
         if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_sub(range.size);
         }
@@ -448,12 +446,9 @@ impl AllocationMap {
             // The oldest entry still remembered is the oldest freed range.
             while let Some(e) = self.freed_order.pop_front() {
                 if remembered(&self.freed, e) {
-                    self.freed[e.0].remove(&e.1);
-                    self.record(Change::Remove {
-                        layer: e.0,
-                        base: e.1,
-                        freed: true,
-                    });
+                    if let Some((gone, _)) = self.freed[e.0].remove(&e.1) {
+                        self.record(Change::Remove(gone));
+                    }
                     self.totals.forgotten_frees += 1;
                     break;
                 }
@@ -529,19 +524,17 @@ mod tests {
 
     fn piece(events: &[(u64, Op)], ptrs: &[Pointer]) -> PieceOps {
         let mut p = PieceOps::default();
-        p.events = events
-            .iter()
-            .map(|&(seq, op)| {
-                let stamp = Stamp {
-                    seq,
-                    ns: 1000 + seq,
-                    thread: 1,
-                };
-                (stamp, op)
-            })
-            .collect();
-        p.ptrs = ptrs.to_vec();
-        p.pages = ptrs.iter().map(|p| p.address >> PAGE_BITS).collect();
+        for q in ptrs {
+            p.pointer(q.arg, q.address);
+        }
+        for &(seq, op) in events {
+            let stamp = Stamp {
+                seq,
+                ns: 1000 + seq,
+                thread: 1,
+            };
+            p.push(stamp, op);
+        }
         p.names = vec![b"k".to_vec().into_boxed_slice()];
         p
     }

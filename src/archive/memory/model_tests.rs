@@ -12,7 +12,6 @@ use crate::archive::format::regions::RegionRecord;
 use crate::archive::memory::map::{AllocationMap, Totals, MAX_EXAMPLES};
 use crate::archive::memory::merge::OrderedMap;
 use crate::archive::memory::ops::{Op, PieceOps, Pointer, Stamp};
-use crate::archive::memory::view::PAGE_BITS;
 
 /// One range of the model.
 #[derive(Clone, Copy, Debug)]
@@ -337,15 +336,13 @@ fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> Al
                     count,
                 } => {
                     let f = piece.ptrs.len() as u32;
-                    let mine = &s.ptrs[first as usize..(first + count) as usize];
-                    piece.ptrs.extend_from_slice(mine);
-                    piece
-                        .pages
-                        .extend(mine.iter().map(|p| p.address >> PAGE_BITS));
+                    for p in &s.ptrs[first as usize..(first + count) as usize] {
+                        piece.pointer(p.arg, p.address);
+                    }
                     Op::Launch {
                         kernel,
                         first: f,
-                        count,
+                        count: piece.ptrs.len() as u32 - f,
                     }
                 }
                 other => other,
@@ -355,7 +352,7 @@ fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> Al
                 ns: Stream::ns(seq),
                 thread: 1,
             };
-            piece.events.push((stamp, op));
+            piece.push(stamp, op);
         }
         piece.names = vec![b"k".to_vec().into_boxed_slice()];
         map.submit(n as u64, &mut piece);

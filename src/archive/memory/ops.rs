@@ -24,7 +24,8 @@ pub struct Stamp {
     pub thread: u64,
 }
 
-/// One event the map applies.
+/// One event of the map, as it is handed to [`PieceOps::push`] and comes
+/// back from [`PieceOps::in_order`].
 #[derive(Debug, Clone, Copy)]
 pub enum Op {
     /// A range becomes live (reference §11: the returned address and size).
@@ -37,9 +38,7 @@ pub enum Op {
 }
 
 /// A pointer a launch passes: whole-argument (kind 1) or embedded (kind 3).
-/// Packed to 10 bytes: a piece holds several for each launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(C, packed(2))]
 pub struct Pointer {
     /// Argument index in the kernel's signature.
     pub arg: u16,
@@ -47,31 +46,102 @@ pub struct Pointer {
     pub address: u64,
 }
 
-/// Entries of the filter that keeps a page from being listed twice in a
-/// row (a power of two).
-const SEEN: usize = 4096;
+/// A pointer as a piece holds it: its 4 KiB page, as an index into
+/// [`PieceOps::pages`], and its offset in the page. The audit reads what
+/// the map said of the page with that index alone, and a piece holds
+/// several of these for each launch, in 8 bytes each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    /// Index of its page in [`PieceOps::pages`].
+    pub page: u32,
+    /// Offset in the page.
+    offset: u16,
+    /// Argument index in the kernel's signature.
+    pub arg: u16,
+}
 
-/// Per filter entry, the complement of the page last listed there (zero,
-/// the start, matches no page).
-struct Seen(Box<[u64; SEEN]>);
+/// An allocation or free of a piece, with the number of the piece's
+/// launches before it.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryOp {
+    /// Its header fields.
+    pub stamp: Stamp,
+    /// [`Op::Alloc`] or [`Op::Free`].
+    pub op: Op,
+    /// Launches of the piece before it: the index of the next one.
+    pub before: u32,
+}
 
-impl Default for Seen {
-    fn default() -> Seen {
-        Seen(Box::new([0; SEEN]))
+/// A launch of a piece: what the audit and the region merge need, in 32
+/// bytes (most of a piece's events are launches).
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchOp {
+    /// `sequence_id`.
+    pub seq: u64,
+    /// `timestamp_ns`, where region records are merged.
+    pub ns: u64,
+    /// Index into [`PieceOps::names`].
+    pub kernel: u32,
+    /// Its pointers: `ptrs[first..first + count]`.
+    pub first: u32,
+    /// Number of its pointers.
+    pub count: u32,
+}
+
+impl LaunchOp {
+    /// It as an [`Op`], with its stamp (a launch's thread is not kept).
+    fn event(&self) -> (Stamp, Op) {
+        let stamp = Stamp {
+            seq: self.seq,
+            ns: self.ns,
+            thread: 0,
+        };
+        let op = Op::Launch {
+            kernel: self.kernel,
+            first: self.first,
+            count: self.count,
+        };
+        (stamp, op)
     }
 }
 
-/// The map's events of one piece, in file order.
+/// Entries of the cache in front of the page index (a power of two).
+const RECENT: usize = 4096;
+
+/// The page index of one piece: every page once, with a direct-mapped
+/// cache of recent pages in front of the hash map.
+struct PageIndex {
+    /// Per cache entry, the index of a page listed in the piece
+    /// (`u32::MAX`: none), so the cache stays in 16 KiB.
+    recent: Box<[u32; RECENT]>,
+    all: FxHashMap<u64, u32>,
+}
+
+impl Default for PageIndex {
+    fn default() -> PageIndex {
+        PageIndex {
+            recent: Box::new([u32::MAX; RECENT]),
+            all: FxHashMap::default(),
+        }
+    }
+}
+
+/// The map's events of one piece: its allocations and frees, and apart
+/// from them its launches, each in file order, so the map walks the few
+/// allocations and frees alone.
 #[derive(Default)]
 pub struct PieceOps {
-    /// Allocations, frees and launches, with their stamps.
-    pub events: Vec<(Stamp, Op)>,
+    /// Allocations and frees.
+    pub memory: Vec<MemoryOp>,
+    /// Launches.
+    pub launches: Vec<LaunchOp>,
     /// The launches' pointers.
-    pub ptrs: Vec<Pointer>,
-    /// The 4 KiB pages the pointers fall in, each listed about once: the
-    /// map answers which ranges meet them (`view.rs`).
+    pub ptrs: Vec<Held>,
+    /// The 4 KiB pages the pointers fall in, each once, in the order they
+    /// were first passed: the map answers which ranges meet them
+    /// (`view.rs`).
     pub pages: Vec<u64>,
-    seen: Seen,
+    index: PageIndex,
     /// Kernel names of this piece's launches, each once.
     pub names: Vec<Box<[u8]>>,
     /// Name index by the kernel's entry in the decoder's kernel table
@@ -129,10 +199,12 @@ fn stamp(head: &[u8; EVENT_HEADER_LEN]) -> Stamp {
 impl PieceOps {
     /// Empties the piece for reuse, keeping its buffers.
     pub(crate) fn clear(&mut self) {
-        self.events.clear();
+        self.memory.clear();
+        self.launches.clear();
         self.ptrs.clear();
         self.pages.clear();
-        self.seen.0.fill(0);
+        self.index.recent.fill(u32::MAX);
+        self.index.all.clear();
         self.names.clear();
         for e in self.entries.drain(..) {
             self.by_entry[e as usize] = u32::MAX;
@@ -153,7 +225,47 @@ impl PieceOps {
             Payload::Free { ptr, .. } => Op::Free { api, ptr },
             _ => return,
         };
-        self.events.push((stamp(head), op));
+        self.push(stamp(head), op);
+    }
+
+    /// Adds the next event of the piece; a launch's pointers are
+    /// `ptrs[first..first + count]`, taken already.
+    pub(crate) fn push(&mut self, stamp: Stamp, op: Op) {
+        match op {
+            Op::Launch {
+                kernel,
+                first,
+                count,
+            } => self.launches.push(LaunchOp {
+                seq: stamp.seq,
+                ns: stamp.ns,
+                kernel,
+                first,
+                count,
+            }),
+            _ => self.memory.push(MemoryOp {
+                stamp,
+                op,
+                before: self.launches.len() as u32,
+            }),
+        }
+    }
+
+    /// Every event of the piece in file order, each with the index of the
+    /// next launch (a launch's own index).
+    pub(crate) fn in_order(&self) -> impl Iterator<Item = (u32, Stamp, Op)> + '_ {
+        let launch = |k: usize| {
+            let (stamp, op) = self.launches[k].event();
+            (k as u32, stamp, op)
+        };
+        let mut next = 0;
+        let memory = self.memory.iter().flat_map(move |m| {
+            let before = (next..m.before as usize).map(launch);
+            next = m.before as usize;
+            before.chain(std::iter::once((m.before, m.stamp, m.op)))
+        });
+        let last = self.memory.last().map_or(0, |m| m.before as usize);
+        memory.chain((last..self.launches.len()).map(launch))
     }
 
     /// Takes a parsed launch: its non-null pointer arguments, whole (kind
@@ -191,19 +303,17 @@ impl PieceOps {
             None => self.name(l.name, fp),
         };
         let count = self.ptrs.len() as u32 - first;
-        self.events.push((
-            stamp(head),
-            Op::Launch {
-                kernel,
-                first,
-                count,
-            },
-        ));
+        let op = Op::Launch {
+            kernel,
+            first,
+            count,
+        };
+        self.push(stamp(head), op);
     }
 
     /// The kernel name and pointers of `op` when it is a launch of this
     /// piece.
-    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], &[Pointer])> {
+    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], &[Held])> {
         let Op::Launch {
             kernel,
             first,
@@ -216,19 +326,45 @@ impl PieceOps {
         Some((&self.names[kernel as usize], ptrs))
     }
 
-    /// Takes a non-null pointer and lists its page.
+    /// The kernel name and pointers of launch `l`.
+    pub(crate) fn of_launch(&self, l: &LaunchOp) -> (&[u8], &[Held]) {
+        let ptrs = &self.ptrs[l.first as usize..(l.first + l.count) as usize];
+        (&self.names[l.kernel as usize], ptrs)
+    }
+
+    /// The pointer `h` of this piece.
+    pub(crate) fn pointer_of(&self, h: Held) -> Pointer {
+        Pointer {
+            arg: h.arg,
+            address: self.pages[h.page as usize] << PAGE_BITS | u64::from(h.offset),
+        }
+    }
+
+    /// Takes a non-null pointer, listing its page when it is new.
     #[inline]
-    fn pointer(&mut self, arg: u16, address: u64) {
+    pub(crate) fn pointer(&mut self, arg: u16, address: u64) {
         if address == 0 {
             return;
         }
-        self.ptrs.push(Pointer { arg, address });
         let page = address >> PAGE_BITS;
-        let seen = &mut self.seen.0[(page ^ (page >> 12)) as usize % SEEN];
-        if *seen != !page {
-            *seen = !page;
-            self.pages.push(page);
-        }
+        let recent = &mut self.index.recent[(page ^ (page >> 12)) as usize % RECENT];
+        let index = match self.pages.get(*recent as usize) {
+            Some(&p) if p == page => *recent,
+            _ => {
+                let next = self.pages.len() as u32;
+                let i = *self.index.all.entry(page).or_insert(next);
+                if i == next {
+                    self.pages.push(page);
+                }
+                *recent = i;
+                i
+            }
+        };
+        self.ptrs.push(Held {
+            page: index,
+            offset: (address & ((1 << PAGE_BITS) - 1)) as u16,
+            arg,
+        });
     }
 
     fn name_of_entry(&mut self, name: &[u8], entry: u32) -> u32 {

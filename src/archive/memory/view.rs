@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
-use crate::archive::memory::ops::{PieceOps, Pointer};
+use crate::archive::memory::ops::{Held, PieceOps};
 use crate::archive::memory::watch::Watch;
 
 /// Address bits below a page: the map answers for the 4 KiB pages the
@@ -24,37 +24,53 @@ use crate::archive::memory::watch::Watch;
 /// one).
 pub(crate) const PAGE_BITS: u32 = 12;
 
-/// One change the map made to its ranges while applying a piece.
+/// One change the map made to its ranges while applying a piece: a live
+/// range (`freed` unset) or a freed one (`freed` set) came or went. A live
+/// range goes when it is freed or superseded (reallocated), a freed one
+/// when its memory is allocated again or it is forgotten at the cap.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Change {
-    /// A range became live (`freed` unset) or freed (`freed` set).
+    /// The range came.
     Add(Range),
-    /// The live (or freed) range of `layer` at `base` is gone: freed or
-    /// superseded (reallocated or forgotten).
-    Remove {
-        layer: usize,
-        base: u64,
-        freed: bool,
-    },
+    /// The range went.
+    Remove(Range),
 }
 
 /// What the map hands a piece's audit.
 #[derive(Debug, Default)]
 pub(crate) struct Prepared {
     /// The live and freed ranges meeting the piece's pointer pages before
-    /// its first event (a range may come more than once).
+    /// its first event, page by page (a range may come more than once).
     pub(crate) ranges: Vec<Range>,
+    /// Per page of the piece ([`PieceOps::pages`]), the index in `ranges`
+    /// of its first range: its ranges run to the next page's first.
+    pub(crate) starts: Vec<u32>,
     /// The changes made while applying the piece, each with the index of
-    /// the event it was made at (region records applied before an event
-    /// carry that event's index).
+    /// the piece's next launch when it was made (region records applied
+    /// before a launch carry its index): they come before that launch.
     pub(crate) changes: Vec<(u32, Change)>,
+    /// Per page of the piece, whether it was whole before its first event:
+    /// a live range held all of it.
+    pub(crate) whole: Vec<bool>,
 }
 
 impl Prepared {
     /// Empties it for the next piece, keeping its buffers.
     pub(crate) fn clear(&mut self) {
         self.ranges.clear();
+        self.starts.clear();
         self.changes.clear();
+        self.whole.clear();
+    }
+
+    /// The ranges meeting page `i` of the piece before its first event.
+    fn ranges_of(&self, i: usize) -> &[Range] {
+        let start = self.starts[i] as usize;
+        let end = self
+            .starts
+            .get(i + 1)
+            .map_or(self.ranges.len(), |&e| e as usize);
+        &self.ranges[start..end]
     }
 }
 
@@ -128,6 +144,16 @@ pub(crate) struct View {
     /// Per layer: freed ranges by base.
     freed: [BTreeMap<u64, Range>; 3],
     cache: Box<[CacheEntry; CACHE]>,
+    /// Per page of the piece, whether it is still whole and untouched: a
+    /// live range held all of it before the piece, and no change of the
+    /// piece met it since. Every pointer into it is live (in whichever
+    /// live range is the most specific there), which the audit without a
+    /// watch checks with this one load; and its ranges are loaded into the
+    /// view only when the first change meets it.
+    whole: Vec<bool>,
+    /// The piece's pages by page, with their index, once a change came in
+    /// the piece (empty before).
+    by_page: Vec<(u64, u32)>,
 }
 
 impl Default for View {
@@ -139,6 +165,8 @@ impl Default for View {
             live: Default::default(),
             freed: Default::default(),
             cache: Box::new([CacheEntry::EMPTY; CACHE]),
+            whole: Vec::new(),
+            by_page: Vec::new(),
         }
     }
 }
@@ -152,23 +180,29 @@ impl View {
         prepared: &Prepared,
         mut watch: Option<&mut Watch>,
     ) -> Audit {
-        self.load(&prepared.ranges);
+        self.load(prepared, watch.is_some());
         let mut audit = Audit::default();
         let mut changes = prepared.changes.iter().peekable();
-        for (i, &(stamp, op)) in piece.events.iter().enumerate() {
-            let Some((name, ptrs)) = piece.launch_of(op) else {
-                continue;
-            };
-            while let Some((_, c)) = changes.next_if(|(at, _)| *at as usize <= i) {
-                self.change(c);
+        for (k, l) in piece.launches.iter().enumerate() {
+            while let Some((_, c)) = changes.next_if(|(at, _)| *at as usize <= k) {
+                self.change(c, piece, prepared);
             }
-            self.launch(stamp.seq, name, ptrs, &mut audit, &mut watch);
+            let (name, ptrs) = piece.of_launch(l);
+            audit.pointer_args += ptrs.len() as u64;
+            // The watch hears of every pointer; without one, a launch whose
+            // pointers all fall in whole pages has nothing to report.
+            if watch.is_none() && ptrs.iter().all(|h| self.whole[h.page as usize]) {
+                continue;
+            }
+            self.launch(l.seq, name, ptrs, piece, &mut audit, &mut watch);
         }
         audit
     }
 
-    /// Starts the view of a new piece from the map's answers.
-    fn load(&mut self, ranges: &[Range]) {
+    /// Starts the view of a new piece from the map's answers, with the
+    /// ranges of the pages that are not whole, or of all pages for a
+    /// watch, which hears where every pointer lies.
+    fn load(&mut self, prepared: &Prepared, all: bool) {
         for layer in &mut self.live {
             layer.clear();
         }
@@ -181,11 +215,32 @@ impl View {
             *gen = gen.wrapping_add(1);
             self.free_slots.push(s as u32);
         }
-        for r in ranges {
+        self.whole.clear();
+        self.by_page.clear();
+        match all {
+            true => {
+                self.whole.resize(prepared.whole.len(), false);
+                (0..prepared.whole.len()).for_each(|i| self.load_page(prepared, i));
+            }
+            false => {
+                self.whole.extend_from_slice(&prepared.whole);
+                for (i, _) in prepared.whole.iter().enumerate().filter(|(_, w)| !**w) {
+                    self.load_page(prepared, i);
+                }
+            }
+        }
+    }
+
+    /// Adds the ranges meeting page `i` before the piece, where the view
+    /// does not hold a range at their base yet: each change meeting the
+    /// page comes after its ranges were loaded, so one the view holds is
+    /// the newer.
+    fn load_page(&mut self, prepared: &Prepared, i: usize) {
+        for r in prepared.ranges_of(i) {
             let layer = r.source.layer();
             match r.freed {
                 Some(_) => {
-                    self.freed[layer].insert(r.base, *r);
+                    self.freed[layer].entry(r.base).or_insert(*r);
                 }
                 None if !self.live[layer].contains_key(&r.base) => self.add_live(*r),
                 None => {}
@@ -193,23 +248,46 @@ impl View {
         }
     }
 
-    fn change(&mut self, c: &Change) {
-        match *c {
-            Change::Add(r) if r.freed.is_some() => {
-                self.freed[r.source.layer()].insert(r.base, r);
+    /// Replays one change of the map, after loading the ranges of the
+    /// whole pages it meets, which are no longer whole.
+    fn change(&mut self, c: &Change, piece: &PieceOps, prepared: &Prepared) {
+        let (Change::Add(r) | Change::Remove(r)) = *c;
+        self.touch(&r, &piece.pages, prepared);
+        let layer = r.source.layer();
+        match (*c, r.freed) {
+            (Change::Add(_), Some(_)) => {
+                self.freed[layer].insert(r.base, r);
             }
-            Change::Add(r) => {
-                self.remove_live(r.source.layer(), r.base);
+            (Change::Add(_), None) => {
+                self.remove_live(layer, r.base);
                 self.add_live(r);
             }
-            Change::Remove {
-                layer,
-                base,
-                freed: true,
-            } => {
-                self.freed[layer].remove(&base);
+            (Change::Remove(_), Some(_)) => {
+                self.freed[layer].remove(&r.base);
             }
-            Change::Remove { layer, base, .. } => self.remove_live(layer, base),
+            (Change::Remove(_), None) => self.remove_live(layer, r.base),
+        }
+    }
+
+    /// Loads the ranges of the whole pages of the piece that `r` meets, and
+    /// marks them no longer whole.
+    fn touch(&mut self, r: &Range, pages: &[u64], prepared: &Prepared) {
+        if self.by_page.is_empty() {
+            self.by_page
+                .extend(pages.iter().enumerate().map(|(i, &p)| (p, i as u32)));
+            self.by_page.sort_unstable();
+        }
+        let first = r.base >> PAGE_BITS;
+        let last = (r.end() - 1) >> PAGE_BITS;
+        let from = self.by_page.partition_point(|&(p, _)| p < first);
+        for k in from..self.by_page.len() {
+            let (p, i) = self.by_page[k];
+            if p > last {
+                break;
+            }
+            if std::mem::replace(&mut self.whole[i as usize], false) {
+                self.load_page(prepared, i as usize);
+            }
         }
     }
 
@@ -308,17 +386,23 @@ impl View {
         &mut self,
         seq: u64,
         name: &[u8],
-        ptrs: &[Pointer],
+        ptrs: &[Held],
+        piece: &PieceOps,
         audit: &mut Audit,
         watch: &mut Option<&mut Watch>,
     ) {
         let mut stale = false;
         let top = self.top_layer();
-        audit.pointer_args += ptrs.len() as u64;
-        for p in ptrs {
+        for &h in ptrs {
+            // A whole page's pointers are live, and without a watch (which
+            // loads all pages) its ranges are not in the view.
+            if self.whole[h.page as usize] {
+                continue;
+            }
+            let p = piece.pointer_of(h);
             let hit = self.locate(p.address, top);
             if let Some(w) = watch.as_deref_mut() {
-                w.passed(seq, name, p, hit);
+                w.passed(seq, name, &p, hit);
             }
             let (examples, freed) = match hit {
                 Hit::Live(_) => continue,
