@@ -18,11 +18,14 @@
 //! resident memory in all, as `hrr-bench-archive` measures at 100 k live
 //! ranges).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use imbl::OrdMap;
 
 use crate::archive::format::regions::RegionRecord;
 use crate::archive::memory::ops::{Op, PieceOps, Stamp};
-use crate::archive::memory::view::{Audit, Change, Prepared, PAGE_BITS};
+use crate::archive::memory::ranges::Ranges;
+use crate::archive::memory::view::{Audit, Change, Prepared};
 use crate::archive::memory::watch::Watch;
 
 /// Live ranges tracked at most.
@@ -145,10 +148,8 @@ pub enum Hit {
 
 /// The map of one process's stream.
 pub struct AllocationMap {
-    /// Per layer: live ranges by base.
-    live: [BTreeMap<u64, Range>; 3],
-    /// Per layer: freed ranges by base, each with the ordinal of its free.
-    freed: [BTreeMap<u64, (Range, u64)>; 3],
+    /// The live and freed ranges now.
+    ranges: Ranges,
     /// Frees in the order they were made (layer, base, ordinal), for
     /// dropping the oldest freed range at the cap; an entry whose range was
     /// reallocated since (its ordinal no longer the one at its base) is
@@ -167,32 +168,11 @@ pub struct AllocationMap {
     event: u32,
 }
 
-/// Pushes onto `out` the ranges of one layer meeting the page
-/// `start..end`, given those starting before `end` by base; returns
-/// whether one of them holds the whole page.
-fn meet<'a>(
-    ranges: impl DoubleEndedIterator<Item = &'a Range>,
-    start: u64,
-    end: u64,
-    out: &mut Vec<Range>,
-) -> bool {
-    let mut whole = false;
-    for r in ranges.rev() {
-        if r.end() <= start {
-            break;
-        }
-        whole |= r.base <= start && r.end() >= end;
-        out.push(*r);
-    }
-    whole
-}
-
 impl AllocationMap {
     /// An empty map that merges `regions` (sorted by time) into the events.
     pub fn new(regions: Vec<RegionRecord>, regions_capped: bool) -> AllocationMap {
         AllocationMap {
-            live: Default::default(),
-            freed: Default::default(),
+            ranges: Ranges::default(),
             freed_order: VecDeque::new(),
             frees_made: 0,
             live_bytes: 0,
@@ -209,12 +189,12 @@ impl AllocationMap {
 
     /// Live ranges now.
     pub fn live_count(&self) -> usize {
-        self.live.iter().map(BTreeMap::len).sum()
+        self.ranges.live_count()
     }
 
     /// Every live range, by layer then base.
     pub fn live_ranges(&self) -> impl Iterator<Item = Range> + '_ {
-        self.live.iter().flat_map(|l| l.values().copied())
+        self.ranges.live.iter().flat_map(|l| l.values().copied())
     }
 
     /// Applies the region records stamped at or before `ns`.
@@ -257,8 +237,9 @@ impl AllocationMap {
 
     /// Applies one piece's allocations and frees (and the region records
     /// stamped before its events), in order. `prepared` receives, for the
-    /// piece's audit, the ranges meeting its pointer pages before it and
-    /// the changes made; `watch` sees the map before each event.
+    /// piece's audit, the ranges as they stood before it (a copy that
+    /// shares their nodes) and the changes made; `watch` sees the map
+    /// before each event.
     pub(crate) fn apply(
         &mut self,
         piece: &PieceOps,
@@ -266,7 +247,7 @@ impl AllocationMap {
         mut watch: Option<&mut Watch>,
     ) {
         prepared.clear();
-        self.meeting(&piece.pages, prepared);
+        prepared.before = self.ranges.clone();
         // The changes are recorded into the piece's (empty) buffer.
         std::mem::swap(&mut self.changes, &mut prepared.changes);
         if watch.is_none() && self.next_region == self.regions.len() {
@@ -316,41 +297,6 @@ impl AllocationMap {
         }
     }
 
-    /// Pushes onto `prepared` every live and freed range meeting one of
-    /// `pages` (each listed once), and for each page whether it is whole:
-    /// a live range holds all of it, so every address in it is live.
-    fn meeting(&self, pages: &[u64], prepared: &mut Prepared) {
-        let out = &mut prepared.ranges;
-        for &page in pages {
-            prepared.starts.push(out.len() as u32);
-            let start = page << PAGE_BITS;
-            let end = start.saturating_add(1 << PAGE_BITS);
-            // Ranges of a layer never overlap (live ones among themselves,
-            // freed ones too), so their ends rise with their bases: those
-            // meeting the page are the last starting before its end, back
-            // to the first ending before it.
-            let mut whole = [false; 3];
-            for (l, w) in whole.iter_mut().enumerate() {
-                *w = meet(self.live[l].range(..end).map(|(_, r)| r), start, end, out);
-            }
-            prepared.whole.push(whole.contains(&true));
-            // A freed range never meets memory live in its own layer (an
-            // allocation reallocates the freed ranges of its layer under
-            // it): a page one live range of the layer holds whole needs no
-            // freed answer of that layer.
-            for (l, whole) in whole.into_iter().enumerate() {
-                if !whole {
-                    meet(
-                        self.freed[l].range(..end).map(|(_, f)| &f.0),
-                        start,
-                        end,
-                        out,
-                    );
-                }
-            }
-        }
-    }
-
     fn record(&mut self, c: Change) {
         self.changes.push((self.event, c));
     }
@@ -375,7 +321,7 @@ impl AllocationMap {
         // A live range of the layer under the new one lost its free. Ranges
         // of a layer never overlap, so those under it are the last ones
         // starting before its end, back to the first that ends before it.
-        while let Some((&b, r)) = self.live[layer].range(..end).next_back() {
+        while let Some((&b, r)) = self.ranges.live[layer].get_prev(&(end - 1)) {
             if r.end() <= base {
                 break;
             }
@@ -387,11 +333,11 @@ impl AllocationMap {
         // only its own layer's.
         let layers = if layer == 0 { 0..3 } else { layer..layer + 1 };
         for l in layers {
-            while let Some((&b, &(r, _))) = self.freed[l].range(..end).next_back() {
+            while let Some((&b, &(r, _))) = self.ranges.freed[l].get_prev(&(end - 1)) {
                 if r.end() <= base {
                     break;
                 }
-                self.freed[l].remove(&b);
+                self.ranges.freed[l].remove(&b);
                 self.record(Change::Remove(r));
             }
         }
@@ -411,7 +357,7 @@ impl AllocationMap {
         if let Some(w) = watch.as_deref_mut() {
             range.hist = w.born(&range);
         }
-        self.live[layer].insert(base, range);
+        self.ranges.live[layer].insert(base, range);
         self.record(Change::Add(range));
         if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_add(size);
@@ -421,7 +367,7 @@ impl AllocationMap {
 
     /// Ends the live range of `layer` at `base`, if there is one.
     fn end_live(&mut self, layer: usize, base: u64) -> Option<Range> {
-        let range = self.live[layer].remove(&base)?;
+        let range = self.ranges.live[layer].remove(&base)?;
         self.record(Change::Remove(range));
         if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_sub(range.size);
@@ -439,14 +385,14 @@ impl AllocationMap {
         if let Some(w) = watch.as_deref_mut() {
             w.died(&range);
         }
-        let remembered = |f: &[BTreeMap<u64, (Range, u64)>; 3], (l, b, ord): (usize, u64, u64)| {
+        let remembered = |f: &[OrdMap<u64, (Range, u64)>; 3], (l, b, ord): (usize, u64, u64)| {
             f[l].get(&b).is_some_and(|&(_, o)| o == ord)
         };
-        if self.freed.iter().map(BTreeMap::len).sum::<usize>() >= MAX_FREED {
+        if self.ranges.freed_count() >= MAX_FREED {
             // The oldest entry still remembered is the oldest freed range.
             while let Some(e) = self.freed_order.pop_front() {
-                if remembered(&self.freed, e) {
-                    if let Some((gone, _)) = self.freed[e.0].remove(&e.1) {
+                if remembered(&self.ranges.freed, e) {
+                    if let Some((gone, _)) = self.ranges.freed[e.0].remove(&e.1) {
                         self.record(Change::Remove(gone));
                     }
                     self.totals.forgotten_frees += 1;
@@ -458,60 +404,27 @@ impl AllocationMap {
         self.frees_made += 1;
         self.freed_order.push_back((layer, base, ord));
         if self.freed_order.len() > 2 * MAX_FREED {
-            let freed = &self.freed;
+            let freed = &self.ranges.freed;
             self.freed_order.retain(|&e| remembered(freed, e));
         }
-        self.freed[layer].insert(base, (range, ord));
+        self.ranges.freed[layer].insert(base, (range, ord));
         self.record(Change::Add(range));
     }
 
-    /// The live range of `layer` holding `a`.
-    fn live_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, r) = self.live[layer].range(..=a).next_back()?;
-        r.contains(a).then_some(*r)
-    }
-
-    /// The freed range of `layer` holding `a`.
-    fn freed_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, (r, _)) = self.freed[layer].range(..=a).next_back()?;
-        r.contains(a).then_some(*r)
-    }
-
-    /// Where `a` lies now: the most specific live range holding it, else
-    /// the most specific freed one, else nowhere.
+    /// Where `a` lies now ([`Ranges::locate`]).
     pub fn locate(&self, a: u64) -> Hit {
-        if let Some(r) = (0..3).rev().find_map(|l| self.live_in(l, a)) {
-            return Hit::Live(r);
-        }
-        match (0..3).rev().find_map(|l| self.freed_in(l, a)) {
-            Some(r) => Hit::Freed(r),
-            None => Hit::Nowhere,
-        }
+        self.ranges.locate(a)
     }
 
     /// Every live range holding `a`, most specific first.
     pub fn live_holding(&self, a: u64) -> Vec<Range> {
-        (0..3).rev().filter_map(|l| self.live_in(l, a)).collect()
+        self.ranges.live_holding(a)
     }
 
     /// The live ranges nearest `a` that end at or before it and that
     /// start after it (any layer).
     pub fn neighbours(&self, a: u64) -> (Option<Range>, Option<Range>) {
-        let mut below: Option<Range> = None;
-        let mut above: Option<Range> = None;
-        for l in 0..3 {
-            if let Some((_, &r)) = self.live[l].range(..=a).next_back() {
-                if !r.contains(a) && below.is_none_or(|b| r.end() > b.end()) {
-                    below = Some(r);
-                }
-            }
-            if let Some((_, &r)) = self.live[l].range(a.saturating_add(1)..).next() {
-                if above.is_none_or(|b| r.base < b.base) {
-                    above = Some(r);
-                }
-            }
-        }
-        (below, above)
+        self.ranges.neighbours(a)
     }
 }
 

@@ -13,6 +13,7 @@
 pub mod map;
 pub(crate) mod merge;
 pub mod ops;
+pub(crate) mod ranges;
 pub(crate) mod view;
 pub mod watch;
 

@@ -34,7 +34,7 @@ pub(in crate::archive) trait Piece: Default {
     /// The event records the piece holds.
     fn records(&self) -> Records<'_>;
     /// Lets go of what can be let go of without the cutter's lock (a
-    /// mapped window), before the decoder asks for the next piece.
+    /// mapped window), once the piece's records are tallied.
     fn release(&mut self) {}
     /// Frames the piece speculatively, outside the cutter's lock, between
     /// [`Cutter::next`] and [`Cutter::settle`] (a mapped window walks its

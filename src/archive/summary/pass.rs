@@ -239,6 +239,10 @@ fn decode_share<C: Cutter>(
             s.numbered - 1
         };
         tally.records(piece.records());
+        // The window goes before the map's turn, which may wait for room
+        // or apply and audit other pieces: the peak RSS holds only the
+        // windows being decoded.
+        piece.release();
         if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
             map.submit(number, ops);
         }
