@@ -731,6 +731,38 @@ mod tests {
         assert_eq!((e.launch_seq, e.freed.unwrap().base), (7, 0x1f00));
     }
 
+    /// A free of a range of more pages than the audit's page cache holds
+    /// (64 MiB) makes it ask of every page again: a pointer whole before
+    /// the free is stale after it, in the same piece.
+    #[test]
+    fn a_free_of_a_range_past_the_page_cache_is_seen_at_the_next_launch() {
+        let mut m = AllocationMap::new(Vec::new(), false);
+        let base = 0x7f00_0000_0000;
+        let p = [Pointer {
+            arg: 0,
+            address: base + (40 << 20),
+        }];
+        let launch = Op::Launch {
+            kernel: 0,
+            first: 0,
+            count: 1,
+        };
+        let free = Op::Free {
+            api: id::HIP_FREE,
+            ptr: base,
+        };
+        let events = [
+            (0, alloc(base, 64 << 20)),
+            (1, launch),
+            (2, free),
+            (3, launch),
+        ];
+        run(&mut m, &piece(&events, &p), None);
+        assert_eq!(m.totals.audit.stale_pointer_launches, 1);
+        let e = &m.totals.audit.stale_examples[0];
+        assert_eq!((e.launch_seq, e.freed.unwrap().base), (3, base));
+    }
+
     /// A watched point at an event that launches nothing is the map just
     /// before the first event past it; a watched kernel's point is its
     /// last launch.

@@ -6,15 +6,15 @@
 //! finished piece is handed in under a short lock; the decoder that hands
 //! in the piece next due, when no other is applying, applies it and every
 //! later piece handed in meanwhile to the map, outside that lock: only
-//! their allocations and frees, while the map answers which ranges meet
-//! each piece's pointer pages ([`super::view`]). Each applied piece is
-//! then ready for its audit, which any decoder runs after handing its own
-//! piece in; the audits are added up in stream order.
+//! their allocations and frees, each piece with a copy of the map's ranges
+//! as they stood before it ([`super::view`]). Each applied piece is then
+//! ready for its audit, which any decoder runs after handing its own piece
+//! in; the audits are added up in stream order.
 //!
-//! A piece handed in early waits; past [`MAX_WAITING`] pieces waiting
-//! (for their turn or their audit) or being audited, a decoder whose piece is not due runs
-//! an audit, or waits for room when there is none to run, so memory stays
-//! bounded when the map falls behind. With a watch (a query), each piece is
+//! A piece handed in early waits; past [`MAX_WAITING`] pieces waiting (for
+//! their turn or their audit) or being audited, a decoder whose piece is
+//! not due runs an audit, or waits for room when there is none to run, so
+//! memory stays bounded when the map falls behind. With a watch (a query), each piece is
 //! audited right after it is applied, under the map's lock, so the watch
 //! hears of the launches in stream order.
 

@@ -11,7 +11,6 @@ use crate::archive::format::apis::id;
 use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{ArgKind, Launch};
 use crate::archive::format::payloads::{self, Payload};
-use crate::archive::memory::view::PAGE_BITS;
 
 /// Where an event came from: the header fields the map keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -38,26 +37,14 @@ pub enum Op {
 }
 
 /// A pointer a launch passes: whole-argument (kind 1) or embedded (kind 3).
+/// Packed to 10 bytes: a piece holds several for each launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed(2))]
 pub struct Pointer {
     /// Argument index in the kernel's signature.
     pub arg: u16,
     /// The capture-time address.
     pub address: u64,
-}
-
-/// A pointer as a piece holds it: its 4 KiB page, as an index into
-/// [`PieceOps::pages`], and its offset in the page. The audit reads what
-/// the map said of the page with that index alone, and a piece holds
-/// several of these for each launch, in 8 bytes each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Held {
-    /// Index of its page in [`PieceOps::pages`].
-    pub page: u32,
-    /// Offset in the page.
-    offset: u16,
-    /// Argument index in the kernel's signature.
-    pub arg: u16,
 }
 
 /// An allocation or free of a piece, with the number of the piece's
@@ -105,27 +92,6 @@ impl LaunchOp {
     }
 }
 
-/// Entries of the cache in front of the page index (a power of two).
-const RECENT: usize = 4096;
-
-/// The page index of one piece: every page once, with a direct-mapped
-/// cache of recent pages in front of the hash map.
-struct PageIndex {
-    /// Per cache entry, the index of a page listed in the piece
-    /// (`u32::MAX`: none), so the cache stays in 16 KiB.
-    recent: Box<[u32; RECENT]>,
-    all: FxHashMap<u64, u32>,
-}
-
-impl Default for PageIndex {
-    fn default() -> PageIndex {
-        PageIndex {
-            recent: Box::new([u32::MAX; RECENT]),
-            all: FxHashMap::default(),
-        }
-    }
-}
-
 /// The map's events of one piece: its allocations and frees, and apart
 /// from them its launches, each in file order, so the map walks the few
 /// allocations and frees alone.
@@ -136,12 +102,7 @@ pub struct PieceOps {
     /// Launches.
     pub launches: Vec<LaunchOp>,
     /// The launches' pointers.
-    pub ptrs: Vec<Held>,
-    /// The 4 KiB pages the pointers fall in, each once, in the order they
-    /// were first passed: the map answers which ranges meet them
-    /// (`view.rs`).
-    pub pages: Vec<u64>,
-    index: PageIndex,
+    pub ptrs: Vec<Pointer>,
     /// Kernel names of this piece's launches, each once.
     pub names: Vec<Box<[u8]>>,
     /// Name index by the kernel's entry in the decoder's kernel table
@@ -202,9 +163,6 @@ impl PieceOps {
         self.memory.clear();
         self.launches.clear();
         self.ptrs.clear();
-        self.pages.clear();
-        self.index.recent.fill(u32::MAX);
-        self.index.all.clear();
         self.names.clear();
         for e in self.entries.drain(..) {
             self.by_entry[e as usize] = u32::MAX;
@@ -313,7 +271,7 @@ impl PieceOps {
 
     /// The kernel name and pointers of `op` when it is a launch of this
     /// piece.
-    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], &[Held])> {
+    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], &[Pointer])> {
         let Op::Launch {
             kernel,
             first,
@@ -327,44 +285,17 @@ impl PieceOps {
     }
 
     /// The kernel name and pointers of launch `l`.
-    pub(crate) fn of_launch(&self, l: &LaunchOp) -> (&[u8], &[Held]) {
+    pub(crate) fn of_launch(&self, l: &LaunchOp) -> (&[u8], &[Pointer]) {
         let ptrs = &self.ptrs[l.first as usize..(l.first + l.count) as usize];
         (&self.names[l.kernel as usize], ptrs)
     }
 
-    /// The pointer `h` of this piece.
-    pub(crate) fn pointer_of(&self, h: Held) -> Pointer {
-        Pointer {
-            arg: h.arg,
-            address: self.pages[h.page as usize] << PAGE_BITS | u64::from(h.offset),
-        }
-    }
-
-    /// Takes a non-null pointer, listing its page when it is new.
+    /// Takes a non-null pointer.
     #[inline]
     pub(crate) fn pointer(&mut self, arg: u16, address: u64) {
-        if address == 0 {
-            return;
+        if address != 0 {
+            self.ptrs.push(Pointer { arg, address });
         }
-        let page = address >> PAGE_BITS;
-        let recent = &mut self.index.recent[(page ^ (page >> 12)) as usize % RECENT];
-        let index = match self.pages.get(*recent as usize) {
-            Some(&p) if p == page => *recent,
-            _ => {
-                let next = self.pages.len() as u32;
-                let i = *self.index.all.entry(page).or_insert(next);
-                if i == next {
-                    self.pages.push(page);
-                }
-                *recent = i;
-                i
-            }
-        };
-        self.ptrs.push(Held {
-            page: index,
-            offset: (address & ((1 << PAGE_BITS) - 1)) as u16,
-            arg,
-        });
     }
 
     fn name_of_entry(&mut self, name: &[u8], entry: u32) -> u32 {

@@ -13,16 +13,15 @@
 //! Most pointers fall in a page that one live range holds whole (a
 //! buffer's base and the offsets past it that kernels are passed): the
 //! view finds that once per page and piece, and a later change meeting the
-//! page makes it look again, so such a pointer costs one load.
+//! page makes it look again, so such a pointer costs one cache probe.
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
-use crate::archive::memory::ops::{Held, PieceOps};
+use crate::archive::memory::ops::{PieceOps, Pointer};
 use crate::archive::memory::ranges::Ranges;
 use crate::archive::memory::watch::Watch;
 
-/// Address bits below a page: pieces list the 4 KiB pages their pointers
-/// fall in, and the audit asks once per page whether a live range holds it
-/// whole.
+/// Address bits below a page: the audit asks once per 4 KiB page and
+/// piece whether a live range holds it whole.
 pub(crate) const PAGE_BITS: u32 = 12;
 
 /// One change the map made to its ranges while applying a piece: a live
@@ -88,28 +87,39 @@ impl Audit {
     }
 }
 
-/// What the view knows of one page of the piece.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Page {
-    /// Not asked yet, or a live range meeting it came or went since.
-    Unknown,
+/// Entries of the page cache (a power of two).
+const CACHE: usize = 4096;
+
+/// What the view found of one 4 KiB page in the piece being audited.
+#[derive(Debug, Clone, Copy, Default)]
+struct Known {
+    page: u64,
+    /// The audit it was found in (0: none).
+    audit: u32,
     /// A live range holds all of it: every address in it is live (in
     /// whichever live range is the most specific there).
-    Whole,
-    /// No live range holds all of it: each pointer into it is located.
-    Partial,
+    whole: bool,
 }
 
 /// The map as it stands at the launch being audited. Reused from piece to
 /// piece.
-#[derive(Default)]
 pub(crate) struct View {
     ranges: Ranges,
-    /// Per page of the piece ([`PieceOps::pages`]).
-    pages: Vec<Page>,
-    /// The piece's pages by page, with their index, once a live range
-    /// changed in the piece (empty before).
-    by_page: Vec<(u64, u32)>,
+    /// Whether the pages asked of in this audit are whole, direct-mapped
+    /// by page; an entry of an earlier audit is stale.
+    known: Box<[Known; CACHE]>,
+    /// This audit's number.
+    audit: u32,
+}
+
+impl Default for View {
+    fn default() -> View {
+        View {
+            ranges: Ranges::default(),
+            known: Box::new([Known::default(); CACHE]),
+            audit: 0,
+        }
+    }
 }
 
 impl View {
@@ -122,52 +132,62 @@ impl View {
         mut watch: Option<&mut Watch>,
     ) -> Audit {
         self.ranges = prepared.before.clone();
-        self.pages.clear();
-        self.pages.resize(piece.pages.len(), Page::Unknown);
-        self.by_page.clear();
+        self.forget_pages();
         let mut audit = Audit::default();
         let mut changes = prepared.changes.iter().peekable();
         for (k, l) in piece.launches.iter().enumerate() {
             while let Some((_, c)) = changes.next_if(|(at, _)| *at as usize <= k) {
-                self.change(c, &piece.pages);
+                self.change(c);
             }
             let (name, ptrs) = piece.of_launch(l);
             audit.pointer_args += ptrs.len() as u64;
             // The watch hears of every pointer; without one, a launch whose
             // pointers all fall in whole pages has nothing to report.
-            if watch.is_none() && self.all_whole(ptrs, &piece.pages) {
+            if watch.is_none() && ptrs.iter().all(|p| self.whole(p.address)) {
                 continue;
             }
-            self.launch(l.seq, name, ptrs, piece, &mut audit, &mut watch);
+            self.launch(l.seq, name, ptrs, &mut audit, &mut watch);
         }
         // The copy shares nodes with the map: let go of them.
         self.ranges = Ranges::default();
         audit
     }
 
-    /// Whether page `i` of the piece (`page`) is whole now.
-    #[inline]
-    fn whole(&mut self, i: u32, page: u64) -> bool {
-        let state = &mut self.pages[i as usize];
-        if *state == Page::Unknown {
-            *state = match self.ranges.holds_page(page) {
-                true => Page::Whole,
-                false => Page::Partial,
-            };
+    /// Starts a new audit: no page is known.
+    fn forget_pages(&mut self) {
+        self.audit = self.audit.wrapping_add(1);
+        if self.audit == 0 {
+            // Past 2^32 audits, entries of the first could pass for new.
+            self.known.fill(Known::default());
+            self.audit = 1;
         }
-        *state == Page::Whole
     }
 
-    /// Whether every pointer of `ptrs` falls in a whole page.
+    /// The page cache's entry for `page`.
     #[inline]
-    fn all_whole(&mut self, ptrs: &[Held], pages: &[u64]) -> bool {
-        ptrs.iter()
-            .all(|h| self.whole(h.page, pages[h.page as usize]))
+    fn entry(page: u64) -> usize {
+        (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
+    }
+
+    /// Whether the page of `a` is whole now (asked of the ranges the first
+    /// time in this audit, or after a change meeting it).
+    #[inline]
+    fn whole(&mut self, a: u64) -> bool {
+        let page = a >> PAGE_BITS;
+        let e = &mut self.known[Self::entry(page)];
+        if e.page != page || e.audit != self.audit {
+            *e = Known {
+                page,
+                audit: self.audit,
+                whole: self.ranges.holds_page(page),
+            };
+        }
+        e.whole
     }
 
     /// Replays one change of the map; a live range that came or went
-    /// leaves the whole pages of the piece it meets to be asked again.
-    fn change(&mut self, c: &Change, pages: &[u64]) {
+    /// leaves the pages it meets to be asked again.
+    fn change(&mut self, c: &Change) {
         let (Change::Add(r) | Change::Remove(r)) = *c;
         let layer = r.source.layer();
         match (*c, r.freed) {
@@ -179,32 +199,28 @@ impl View {
             }
             (Change::Add(_), None) => {
                 self.ranges.live[layer].insert(r.base, r);
-                self.ask_again(&r, pages);
+                self.ask_again(&r);
             }
             (Change::Remove(_), None) => {
                 self.ranges.live[layer].remove(&r.base);
-                self.ask_again(&r, pages);
+                self.ask_again(&r);
             }
         }
     }
 
-    /// Marks the whole pages of the piece that `r` meets unknown.
-    fn ask_again(&mut self, r: &Range, pages: &[u64]) {
-        if self.by_page.is_empty() {
-            self.by_page
-                .extend(pages.iter().enumerate().map(|(i, &p)| (p, i as u32)));
-            self.by_page.sort_unstable();
-        }
+    /// Forgets what is known of the pages `r` meets: of all pages, when it
+    /// meets more than the cache holds.
+    fn ask_again(&mut self, r: &Range) {
         let first = r.base >> PAGE_BITS;
         let last = (r.end() - 1) >> PAGE_BITS;
-        let from = self.by_page.partition_point(|&(p, _)| p < first);
-        for &(p, i) in &self.by_page[from..] {
-            if p > last {
-                break;
-            }
-            let state = &mut self.pages[i as usize];
-            if *state == Page::Whole {
-                *state = Page::Unknown;
+        if last - first >= CACHE as u64 {
+            self.forget_pages();
+            return;
+        }
+        for page in first..=last {
+            let e = &mut self.known[Self::entry(page)];
+            if e.page == page {
+                e.audit = 0;
             }
         }
     }
@@ -214,17 +230,15 @@ impl View {
         &mut self,
         seq: u64,
         name: &[u8],
-        ptrs: &[Held],
-        piece: &PieceOps,
+        ptrs: &[Pointer],
         audit: &mut Audit,
         watch: &mut Option<&mut Watch>,
     ) {
         let mut stale = false;
-        for &h in ptrs {
-            if watch.is_none() && self.whole(h.page, piece.pages[h.page as usize]) {
+        for &p in ptrs {
+            if watch.is_none() && self.whole(p.address) {
                 continue;
             }
-            let p = piece.pointer_of(h);
             let hit = self.ranges.locate(p.address);
             if let Some(w) = watch.as_deref_mut() {
                 w.passed(seq, name, &p, hit);

@@ -117,8 +117,7 @@ impl Watch {
         if !(at_event || of_kernel) {
             return;
         }
-        let ptrs = ptrs.iter().map(|&h| piece.pointer_of(h)).collect();
-        let launch = Some((String::from_utf8_lossy(name).into_owned(), ptrs));
+        let launch = Some((String::from_utf8_lossy(name).into_owned(), ptrs.to_vec()));
         let s = self.surroundings(map, Some(stamp.seq), launch);
         if at_event {
             self.at_event = s.clone();
