@@ -47,9 +47,10 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// per decoder.
 const MAX_WORKERS: usize = 16;
 /// Decoder threads at most while the allocation map is built: each also
-/// holds its piece's events for the map, so past six the peak RSS would
-/// pass 64 MiB (docs/performance.md).
-const MAX_WORKERS_WITH_MAP: usize = 6;
+/// holds its piece's events for the map, so past ten (on the smaller parts
+/// of [`Geometry::for_map`]) the peak RSS would pass 64 MiB, and sixteen
+/// were slower on sixteen cores (docs/performance.md).
+const MAX_WORKERS_WITH_MAP: usize = 10;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -85,7 +86,7 @@ fn stream(
         true => {
             let decoders = cores.min(limit);
             let geometry = match memory {
-                Some(_) => Geometry::FOR_MAP,
+                Some(_) => Geometry::for_map(decoders),
                 None => Geometry::for_decoders(decoders),
             };
             match MappedChunks::new(file, start, len, geometry) {
