@@ -13,10 +13,10 @@
 //! Bounded: at most [`MAX_LIVE`] live ranges and [`MAX_FREED`] freed ones
 //! are kept; past either cap the newest allocations (or the oldest freed
 //! ranges) are left out and the summary's notes say so. A live range costs
-//! its [`Range`] (80 bytes) and its place in a B-tree node, plus the copies
-//! the pieces in flight hold of the ranges they touch (about 270 bytes of
-//! resident memory in all, as `hrr-bench-archive` measures at 100 k live
-//! ranges).
+//! its [`Range`] (80 bytes) and its place in a persistent B-tree node, plus
+//! the nodes older copies handed to the pieces in flight still share
+//! (about 200 bytes of resident memory in all, as `hrr-bench-archive`
+//! measures at 100 k live ranges).
 
 use std::collections::VecDeque;
 
