@@ -489,6 +489,12 @@ impl<'a> Launch<'a> {
         }
     }
 
+    /// The bytes the argument entries span, where a layout's pointer words
+    /// are read.
+    pub(in crate::archive) fn arg_bytes(&self) -> &'a [u8] {
+        self.args
+    }
+
     /// The v8 snapshot records.
     pub fn snapshots(&self) -> impl Iterator<Item = Snapshot> + 'a {
         self.snapshots.chunks_exact(SNAPSHOT_LEN).map(|s| Snapshot {

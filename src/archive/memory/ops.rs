@@ -11,6 +11,7 @@ use crate::archive::format::apis::id;
 use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{ArgKind, Launch};
 use crate::archive::format::payloads::{self, Payload};
+use crate::archive::summary::arg_shapes::Word;
 
 /// Where an event came from: the header fields the map keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -228,17 +229,48 @@ impl PieceOps {
 
     /// Takes a parsed launch: its non-null pointer arguments, whole (kind
     /// 1, an 8-byte value) and embedded (kind 3, the 8-byte words at the
-    /// recorded offsets that lie inside the argument). `entry` is its
-    /// kernel's entry in the decoder's kernel table, `fp` the fingerprint
-    /// of its name.
-    pub(crate) fn launch(
+    /// recorded offsets that lie inside the argument), read at `words`
+    /// when its argument layout lists them, found by walking its entries
+    /// otherwise. `entry` is its kernel's entry in the decoder's kernel
+    /// table, `fp` the fingerprint of its name.
+    pub(in crate::archive) fn launch(
         &mut self,
         head: &[u8; EVENT_HEADER_LEN],
         l: &Launch<'_>,
+        words: Option<&[Word]>,
         entry: Option<u32>,
         fp: u64,
     ) {
         let first = self.ptrs.len() as u32;
+        match words {
+            Some(words) => self.words(l.arg_bytes(), words),
+            None => self.walk(l),
+        }
+        let kernel = match entry {
+            Some(e) => self.name_of_entry(l.name, e),
+            None => self.name(l.name, fp),
+        };
+        let count = self.ptrs.len() as u32 - first;
+        let op = Op::Launch {
+            kernel,
+            first,
+            count,
+        };
+        self.push(stamp(head), op);
+    }
+
+    /// Takes the pointer words of `args` at `words`.
+    #[inline]
+    fn words(&mut self, args: &[u8], words: &[Word]) {
+        for w in words {
+            if let Some(b) = args.get(usize::from(w.at)..).and_then(<[u8]>::first_chunk) {
+                self.pointer(w.arg, u64::from_le_bytes(*b));
+            }
+        }
+    }
+
+    /// Takes the pointer words of `l` by walking its entries.
+    fn walk(&mut self, l: &Launch<'_>) {
         for (i, a) in l.args().enumerate() {
             let arg = i as u16;
             match a.kind {
@@ -256,17 +288,6 @@ impl PieceOps {
                 _ => {}
             }
         }
-        let kernel = match entry {
-            Some(e) => self.name_of_entry(l.name, e),
-            None => self.name(l.name, fp),
-        };
-        let count = self.ptrs.len() as u32 - first;
-        let op = Op::Launch {
-            kernel,
-            first,
-            count,
-        };
-        self.push(stamp(head), op);
     }
 
     /// The kernel name and pointers of `op` when it is a launch of this

@@ -13,6 +13,11 @@
 //! when any differs, the launch is walked as before and its layout kept
 //! instead.
 //!
+//! A layout also knows where the launch's pointer words lie (the 8-byte
+//! values of kind-1 entries and the words at a kind-3 entry's recorded
+//! offsets, which it checks as well), so the allocation map reads them at
+//! those offsets instead of walking the entries a second time.
+//!
 //! A layout is found by a fingerprint of the kernel name, but it is never
 //! trusted for the name: a layout that matches the bytes gives the walk's
 //! answer whichever launch it came from, so a fingerprint collision costs a
@@ -33,8 +38,24 @@ const WIDE: u32 = u32::MAX;
 /// Mask of a check on an entry's kind and size (the last three bytes of the
 /// four loaded).
 const HEADER_MASK: u32 = 0xFFFF_FF00;
-/// Mask of a check on a kind-3 entry's pointer count (the last two bytes).
+/// Mask of a check on a kind-3 entry's pointer count or one of its
+/// offsets (the last two bytes).
 const POINTERS_MASK: u32 = 0xFFFF_0000;
+/// Mask of a check on a kind-3 entry's pointer count and first offset.
+const WHOLE_MASK: u32 = 0xFFFF_FFFF;
+/// Pointer words a layout lists at most: each is found by a check of its
+/// own (a kind-1 entry's header, a kind-3 entry's offset), so a layout
+/// that fits its checks fits its words.
+const MAX_WORDS: usize = MAX_CHECKS;
+
+/// Where one pointer word of a launch lies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(in crate::archive) struct Word {
+    /// Offset of its 8 bytes from the first argument entry.
+    pub(in crate::archive) at: u16,
+    /// Index of the argument it belongs to.
+    pub(in crate::archive) arg: u16,
+}
 
 /// The argument layout of one walked launch.
 #[derive(Clone, Copy)]
@@ -54,6 +75,10 @@ struct Layout {
     want: [u32; MAX_CHECKS],
     /// Per check, which loaded bytes are compared.
     mask: [u32; MAX_CHECKS],
+    /// Pointer words listed.
+    words: u8,
+    /// Where the pointer words lie, in argument order.
+    word: [Word; MAX_WORDS],
 }
 
 impl Layout {
@@ -64,6 +89,8 @@ impl Layout {
         end: [0; MAX_CHECKS],
         want: [0; MAX_CHECKS],
         mask: [0; MAX_CHECKS],
+        words: 0,
+        word: [Word { at: 0, arg: 0 }; MAX_WORDS],
     };
 
     /// Where `count` entries starting at `start` of `record` end, if this
@@ -114,7 +141,7 @@ impl Layout {
         };
         let u16_at = |at: usize| Some(u16::from_le_bytes(*args.get(at..)?.first_chunk()?));
         let mut pos = 0;
-        for _ in 0..count {
+        for i in 0..count {
             let kind = *args.get(pos)?;
             let size = u16_at(pos + 1)?;
             l.check(
@@ -122,14 +149,48 @@ impl Layout {
                 u32::from(kind) << 8 | u32::from(size) << 16,
                 HEADER_MASK,
             )?;
-            pos += 3 + usize::from(size);
-            if kind == 3 {
-                let n = u16_at(pos)?;
-                l.check(pos + 2, u32::from(n) << 16, POINTERS_MASK)?;
-                pos += 2 + 2 * usize::from(n);
+            let value = pos + 3;
+            pos = value + usize::from(size);
+            match kind {
+                1 if size == 8 => l.word(value, i)?,
+                3 => {
+                    let n = u16_at(pos)?;
+                    let offsets = pos + 2;
+                    if n == 0 {
+                        l.check(offsets, 0, POINTERS_MASK)?;
+                    }
+                    for k in 0..usize::from(n) {
+                        let off = u16_at(offsets + 2 * k)?;
+                        match k {
+                            0 => l.check(
+                                offsets + 2,
+                                u32::from(n) | u32::from(off) << 16,
+                                WHOLE_MASK,
+                            )?,
+                            _ => {
+                                l.check(offsets + 2 * k + 2, u32::from(off) << 16, POINTERS_MASK)?
+                            }
+                        }
+                        if usize::from(off) + 8 <= usize::from(size) {
+                            l.word(value + usize::from(off), i)?;
+                        }
+                    }
+                    pos = offsets + 2 * usize::from(n);
+                }
+                _ => {}
             }
         }
         (pos == args.len()).then_some(l)
+    }
+
+    /// Lists a pointer word of argument `arg` at `at`; `None` when full.
+    fn word(&mut self, at: usize, arg: u16) -> Option<()> {
+        *self.word.get_mut(usize::from(self.words))? = Word {
+            at: u16::try_from(at).ok()?,
+            arg,
+        };
+        self.words += 1;
+        Some(())
     }
 
     /// Adds a check of the bytes ending at `end`; `None` when full.
@@ -181,6 +242,17 @@ impl ArgShapes {
             .end_in(record, start, count)
     }
 
+    /// Where the pointer words of a launch of `count` entries lie, right
+    /// after it was parsed with the layouts (so the layout kept for `fp`
+    /// matched it or was just taken from it); `None` when its launches are
+    /// walked.
+    #[inline]
+    pub(in crate::archive) fn words(&self, fp: u64, count: u16) -> Option<&[Word]> {
+        let l = self.slots.get(Self::slot(fp, count))?;
+        let kept = l.span != WIDE && l.count == u32::from(count);
+        kept.then(|| &l.word[..usize::from(l.words)])
+    }
+
     /// Keeps the layout of `count` walked entries `args` of the kernel
     /// whose name has fingerprint `fp`, unless the slot already says that
     /// launches of `count` entries there are too wide for a layout (such a
@@ -199,13 +271,25 @@ impl ArgShapes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::archive::format::framing::le_u64;
     use crate::archive::format::launch::Launch;
     use crate::archive::summary::chunks::testing::xorshift;
     use crate::archive::summary::kernel_table::fingerprint;
     use hrr_testkit::events;
 
-    /// One argument entry: kind, value bytes, embedded pointer count.
-    type Entry = (u8, u16, u16);
+    /// One argument entry: kind, value bytes, embedded pointer offsets.
+    type Entry = (u8, Vec<u8>, Vec<u16>);
+
+    /// An entry of kind `kind` and `size` bytes (none of them zero) with
+    /// `n_ptrs` embedded pointer offsets, all drawn from `next`; some
+    /// offsets leave no room for a word inside the value.
+    fn entry(next: &mut dyn FnMut() -> u64, kind: u8, size: u16, n_ptrs: u16) -> Entry {
+        let bytes = (0..size).map(|_| next() as u8 | 1).collect();
+        let offsets = (0..n_ptrs)
+            .map(|_| (next() % (u64::from(size) + 4)) as u16)
+            .collect();
+        (kind, bytes, offsets)
+    }
 
     /// A launch record (§10.1, by the test-support writer) of kernel `name`
     /// with argument `entries` and an empty attribute tail; also where its
@@ -215,18 +299,34 @@ mod tests {
         l.name = name.to_vec();
         l.args = entries
             .iter()
-            .map(|&(kind, size, n_ptrs)| {
-                let bytes = vec![kind ^ 0x5A; usize::from(size)];
-                match kind {
-                    3 => events::Arg::Embedded(bytes, vec![0; usize::from(n_ptrs)]),
-                    _ => events::Arg::Raw(kind, bytes),
-                }
+            .map(|(kind, bytes, offsets)| match kind {
+                3 => events::Arg::Embedded(bytes.clone(), offsets.clone()),
+                _ => events::Arg::Raw(*kind, bytes.clone()),
             })
             .collect();
         let mut f = events::EventsFile::v7();
         f.record(308, &l.encode());
         // Header, stream, name length, name, then 48 fixed bytes (§10.1).
         (f.bytes()[8..].to_vec(), 32 + 8 + 2 + name.len() + 48)
+    }
+
+    /// The pointer words of `entries` by reference §10.2: the value of a
+    /// kind-1 entry of 8 bytes, and the words at a kind-3 entry's offsets
+    /// that lie inside its value; with their argument index.
+    fn pointer_words(entries: &[Entry]) -> Vec<(u16, u64)> {
+        let mut words = Vec::new();
+        for (i, (kind, bytes, offsets)) in entries.iter().enumerate() {
+            let word = |at: usize| bytes.get(at..at + 8).map(|w| le_u64(w, 0));
+            match kind {
+                1 if bytes.len() == 8 => words.extend(word(0).map(|w| (i as u16, w))),
+                3 => {
+                    let inside = offsets.iter().filter_map(|&o| word(usize::from(o)));
+                    words.extend(inside.map(|w| (i as u16, w)));
+                }
+                _ => {}
+            }
+        }
+        words
     }
 
     /// What a caller sees of a parse: the name, argument bytes and tail, or
@@ -249,9 +349,11 @@ mod tests {
     }
 
     /// Kernels launched again and again with their own signatures, now and
-    /// then with a changed entry, a cut record or a stray byte: parsing
-    /// with the kept layouts gives exactly what the plain parse gives, and
-    /// most unchanged launches are answered by a layout, not a walk.
+    /// then with a changed entry (another pointer count or offset), a cut
+    /// record or a stray byte: parsing with the kept layouts gives exactly
+    /// what the plain parse gives, the words a layout lists are the
+    /// launch's pointer words, and most unchanged launches are answered by
+    /// a layout that lists them, not a walk.
     #[test]
     fn kept_layouts_parse_exactly_as_the_walk() {
         let mut next = xorshift(0x2545_F491_4F6C_DD1D);
@@ -262,24 +364,33 @@ mod tests {
             (0..next() % 20)
                 .map(|_| {
                     let kind = (next() % 5) as u8;
-                    (kind, (next() % 40) as u16, (next() % 3) as u16)
+                    let size = [8, 16, (next() % 40) as u16][(next() % 3) as usize];
+                    let n_ptrs = (next() % 3) as u16;
+                    entry(next, kind, size, n_ptrs)
                 })
                 .collect()
         };
         let mut signatures: Vec<Vec<Entry>> = names.iter().map(|_| signature(&mut next)).collect();
         let mut shapes = ArgShapes::default();
-        let (mut plain, mut answered) = (0, 0);
+        let (mut plain, mut answered, mut listed) = (0, 0, 0);
         for _ in 0..20_000 {
             let k = (next() % names.len() as u64) as usize;
             match next() % 10 {
                 // The kernel's layout changes (another kernel of the same
-                // name, a kind-3 entry with another pointer count).
+                // name, a kind-3 entry with other pointer offsets).
                 0 => signatures[k] = signature(&mut next),
                 1 if !signatures[k].is_empty() => {
                     let i = (next() % signatures[k].len() as u64) as usize;
-                    signatures[k][i].2 = (next() % 3) as u16;
+                    let (kind, bytes, _) = &signatures[k][i];
+                    let (kind, size) = (*kind, bytes.len() as u16);
+                    let n_ptrs = (next() % 3) as u16;
+                    signatures[k][i] = entry(&mut next, kind, size, n_ptrs);
                 }
                 _ => {}
+            }
+            // Values change from launch to launch; the layout does not.
+            for (_, bytes, _) in signatures[k].iter_mut() {
+                bytes.iter_mut().for_each(|b| *b = next() as u8 | 1);
             }
             let (mut r, start) = launch(&names[k], &signatures[k]);
             let mutated = match next() % 12 {
@@ -295,21 +406,40 @@ mod tests {
                 _ => false,
             };
             let count = signatures[k].len() as u16;
+            let fp = fingerprint(&names[k]);
             if !mutated {
                 plain += 1;
-                if shapes.end(fingerprint(&names[k]), &r, start, count) == Some(r.len() - 8) {
+                if shapes.end(fp, &r, start, count) == Some(r.len() - 8) {
                     answered += 1;
                 }
             }
-            let shaped = Launch::parse_shaped(&r, &mut shapes).map(|(l, _)| l);
-            assert_eq!(seen(shaped), seen(Launch::parse(&r)), "{r:?}");
+            let shaped = Launch::parse_shaped(&r, &mut shapes);
+            if let (Ok((l, _)), false) = (&shaped, mutated) {
+                if let Some(words) = shapes.words(fp, count) {
+                    listed += 1;
+                    let args = l.arg_bytes();
+                    let read: Vec<(u16, u64)> = words
+                        .iter()
+                        .map(|w| (w.arg, le_u64(args, usize::from(w.at))))
+                        .collect();
+                    assert_eq!(read, pointer_words(&signatures[k]), "{r:?}");
+                }
+            }
+            assert_eq!(
+                seen(shaped.map(|(l, _)| l)),
+                seen(Launch::parse(&r)),
+                "{r:?}"
+            );
         }
         assert!(answered * 2 > plain, "{answered} of {plain}");
+        assert!(listed * 2 > plain, "{listed} of {plain}");
     }
 
     #[test]
     fn launches_with_more_entries_than_a_layout_checks_are_walked() {
-        let many: Vec<Entry> = (0..MAX_CHECKS as u16 + 1).map(|i| (0, i, 0)).collect();
+        let many: Vec<Entry> = (0..MAX_CHECKS + 1)
+            .map(|i| (0, vec![1; i], vec![]))
+            .collect();
         let (r, start) = launch(b"wide", &many);
         let mut shapes = ArgShapes::default();
         let fp = fingerprint(b"wide");
@@ -319,6 +449,7 @@ mod tests {
             assert_eq!((l.num_args, got), (many.len() as u16, fp));
             assert_eq!(shapes.end(fp, &r, start, many.len() as u16), None);
             assert_eq!(shapes.slots[slot].span, WIDE);
+            assert_eq!(shapes.words(fp, many.len() as u16), None);
         }
         // One fewer fits, and is then answered without a walk.
         let (r, start) = launch(b"wide", &many[1..]);
@@ -329,11 +460,34 @@ mod tests {
         );
     }
 
+    /// A layout full of checks lists every pointer word: each costs a
+    /// check.
+    #[test]
+    fn a_full_layout_lists_every_word() {
+        let mut shapes = ArgShapes::default();
+        let fp = fingerprint(b"many");
+        // Sixteen pointers: sixteen checks, sixteen words.
+        let full: Vec<Entry> = (0..MAX_CHECKS)
+            .map(|i| (1, (0..8).map(|b| (b + i) as u8).collect(), vec![]))
+            .collect();
+        let (r, start) = launch(b"many", &full);
+        let count = full.len() as u16;
+        let (l, _) = Launch::parse_shaped(&r, &mut shapes).unwrap();
+        assert_eq!(shapes.end(fp, &r, start, count), Some(r.len() - 8));
+        let words = shapes.words(fp, count).unwrap();
+        let read: Vec<(u16, u64)> = words
+            .iter()
+            .map(|w| (w.arg, le_u64(l.arg_bytes(), usize::from(w.at))))
+            .collect();
+        assert_eq!(read, pointer_words(&full));
+        assert_eq!(read.len(), MAX_WORDS);
+    }
+
     /// A layout never reads outside the entries it was taken from, even
     /// for a record that ends right after them.
     #[test]
     fn a_layout_is_checked_inside_the_record_only() {
-        let entries = [(3, 0, 0), (0, 0, 0)];
+        let entries = [(3, vec![], vec![]), (0, vec![], vec![])];
         let (r, start) = launch(b"k", &entries);
         let layout = Layout::of(&r[start..r.len() - 8], 2);
         assert_eq!(

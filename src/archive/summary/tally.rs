@@ -234,7 +234,8 @@ impl Tally {
                     Ok((l, fp)) => {
                         let entry = self.kernel(l.name, fp, l.code_object, offset);
                         if let Some(m) = self.memory.as_mut() {
-                            m.launch(head, &l, entry, fp);
+                            let words = self.shapes.words(fp, l.num_args);
+                            m.launch(head, &l, words, entry, fp);
                         }
                         for s in l.snapshots() {
                             self.reference(true, s.blob);
