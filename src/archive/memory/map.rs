@@ -24,7 +24,7 @@ use imbl::OrdMap;
 
 use crate::archive::format::regions::RegionRecord;
 use crate::archive::memory::ops::{Op, PieceOps, Stamp};
-use crate::archive::memory::ranges::Ranges;
+use crate::archive::memory::ranges::{Layers, Ranges};
 use crate::archive::memory::view::{Audit, Change, Prepared};
 use crate::archive::memory::watch::Watch;
 
@@ -456,7 +456,7 @@ mod tests {
     fn run(m: &mut AllocationMap, p: &PieceOps, mut watch: Option<&mut Watch>) {
         let mut prepared = Prepared::default();
         m.apply(p, &mut prepared, watch.as_deref_mut());
-        let audit = View::default().audit(p, &prepared, watch);
+        let audit = View::default().audit(0, p, &prepared, watch);
         m.totals.audit.extend(audit);
     }
 

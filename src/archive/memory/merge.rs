@@ -23,6 +23,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::archive::memory::map::AllocationMap;
 use crate::archive::memory::ops::PieceOps;
+use crate::archive::memory::page_cache::ChangeLog;
 use crate::archive::memory::view::{Audit, Prepared, View};
 use crate::archive::memory::watch::Watch;
 
@@ -51,6 +52,9 @@ struct Queue {
     spare: Vec<PieceOps>,
     spare_prepared: Vec<Prepared>,
     views: Vec<View>,
+    /// The pages the live changes of the last pieces applied met, for the
+    /// views' page caches.
+    log: ChangeLog,
     /// Pieces being audited.
     auditing: usize,
     /// A decoder is applying pieces.
@@ -106,6 +110,7 @@ impl OrderedMap {
                 spare: Vec::new(),
                 spare_prepared: Vec::new(),
                 views: Vec::new(),
+                log: ChangeLog::default(),
                 auditing: 0,
                 applying: false,
                 abandoned: false,
@@ -152,6 +157,7 @@ impl OrderedMap {
                 let (ready, audit) = self.apply(due, piece, prepared);
                 q = lock(&self.queue);
                 q.next += 1;
+                q.log.applied(due, &ready.prepared.changes);
                 match audit {
                     Some(audit) => {
                         q.audited(due, audit);
@@ -173,7 +179,9 @@ impl OrderedMap {
         let mut a = lock(&self.map);
         let Applier { map, watch, view } = &mut *a;
         map.apply(&ops, &mut prepared, watch.as_mut());
-        let audit = watch.as_mut().map(|w| view.audit(&ops, &prepared, Some(w)));
+        let audit = watch
+            .as_mut()
+            .map(|w| view.audit(number, &ops, &prepared, Some(w)));
         let ready = Ready {
             number,
             ops,
@@ -185,9 +193,10 @@ impl OrderedMap {
     /// Audits applied piece `r` outside the queue's lock.
     fn audit_one<'a>(&'a self, mut q: MutexGuard<'a, Queue>, r: Ready) -> MutexGuard<'a, Queue> {
         let mut view = q.views.pop().unwrap_or_default();
+        view.pages.catch_up(r.number, &q.log);
         q.auditing += 1;
         drop(q);
-        let audit = view.audit(&r.ops, &r.prepared, None);
+        let audit = view.audit(r.number, &r.ops, &r.prepared, None);
         q = lock(&self.queue);
         q.auditing -= 1;
         q.audited(r.number, audit);

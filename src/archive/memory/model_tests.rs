@@ -12,6 +12,9 @@ use crate::archive::format::regions::RegionRecord;
 use crate::archive::memory::map::{AllocationMap, Totals, MAX_EXAMPLES};
 use crate::archive::memory::merge::OrderedMap;
 use crate::archive::memory::ops::{Op, PieceOps, Pointer, Stamp};
+use crate::archive::memory::overlay::SCAN_BUDGET;
+use crate::archive::memory::page_cache::ChangeLog;
+use crate::archive::memory::view::{Audit, Prepared, View};
 
 /// One range of the model.
 #[derive(Clone, Copy, Debug)]
@@ -229,41 +232,57 @@ impl Stream {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
-    /// Each generated event is a malloc (0), a free (1), a region ADD (2)
-    /// or DEL (3), or a launch; at a slot, with a size or offset.
+    /// Streams of [`generated`] events, cut anywhere.
     #[test]
     fn the_map_and_its_audit_follow_the_rules_at_any_cut(
         gen in proptest::collection::vec((0u8..7, 0u64..24, 0u64..64), 1..300),
         cuts in proptest::collection::vec(0usize..300, 0..12),
     ) {
-        let mut s = Stream::default();
-        let mut regions = Vec::new();
-        for &(kind, slot, x) in &gen {
-            let size = 0x100 << (x % 7);
-            match kind {
-                0 => s.malloc(base(slot), size),
-                1 => s.free(base(slot)),
-                2 | 3 => {
-                    // A region record stamped just before the next event:
-                    // the map applies it before that event, a launch
-                    // passing nothing.
-                    let segment = x % 2 == 0;
-                    let layer = if segment { 1 } else { 2 };
-                    let b = base(slot) + if segment { 0 } else { 0x80 };
-                    let add = kind == 2;
-                    let mono_ns = Stream::ns(s.events.len() as u64) - 5;
-                    regions.push(RegionRecord { add, segment, base: b, size: size / 2, mono_ns });
-                    pending_region(&mut s.model, layer, add, b, size / 2);
-                    s.launch(&[]);
-                }
-                _ => s.launch(&[
-                    Pointer { arg: 0, address: base(slot) + x * 0x40 },
-                    Pointer { arg: 2, address: base((slot + x) % 24) + 0x10 },
-                ]),
-            }
-        }
+        let (s, regions) = generated(&gen);
         let m = cut_and_apply(regions, &s, cuts);
         prop_assert_eq!(of_map(&m.totals), s.model.totals());
+    }
+
+    /// The same streams cut into up to a few hundred pieces, applied in
+    /// order and then audited in any order by a few views that keep what
+    /// they learnt of pages from piece to piece (caught up through the
+    /// change log, or starting over past it), each looking through a
+    /// piece's changes for a budget of its own before replaying them.
+    #[test]
+    fn audits_in_any_order_by_reused_views_follow_the_rules(
+        gen in proptest::collection::vec((0u8..7, 0u64..24, 0u64..64), 1..300),
+        cuts in proptest::collection::vec(0usize..300, 0..300),
+        order in proptest::collection::vec(any::<u32>(), 1..64),
+        budgets in proptest::collection::vec(prop_oneof![Just(0), 1usize..40, Just(SCAN_BUDGET)], 1..4),
+    ) {
+        let (s, regions) = generated(&gen);
+        let mut map = AllocationMap::new(regions, false);
+        let mut log = ChangeLog::default();
+        let applied: Vec<(PieceOps, Prepared)> = cut(&s, cuts)
+            .into_iter()
+            .enumerate()
+            .map(|(n, piece)| {
+                let mut prepared = Prepared::default();
+                map.apply(&piece, &mut prepared, None);
+                log.applied(n as u64, &prepared.changes);
+                (piece, prepared)
+            })
+            .collect();
+        let mut views: Vec<View> = budgets.iter().map(|&b| View::with_budget(b)).collect();
+        let mut by_order: Vec<usize> = (0..applied.len()).collect();
+        by_order.sort_by_key(|&n| (order[n % order.len()], n));
+        let mut audits = vec![Audit::default(); applied.len()];
+        for n in by_order {
+            let (piece, prepared) = &applied[n];
+            let view = &mut views[order[n % order.len()] as usize % budgets.len()];
+            view.pages.catch_up(n as u64, &log);
+            audits[n] = view.audit(n as u64, piece, prepared, None);
+        }
+        map.finish(None);
+        for a in audits {
+            map.totals.audit.extend(a);
+        }
+        prop_assert_eq!(of_map(&map.totals), s.model.totals());
     }
 
     /// Region records fall before any kind of event, a launch passing
@@ -315,18 +334,72 @@ proptest! {
     }
 }
 
+/// The stream and region records of the first property: each generated
+/// event is a malloc (0), a free (1), a region ADD (2) or DEL (3), or a
+/// launch; at a slot, with a size or offset.
+fn generated(gen: &[(u8, u64, u64)]) -> (Stream, Vec<RegionRecord>) {
+    let mut s = Stream::default();
+    let mut regions = Vec::new();
+    for &(kind, slot, x) in gen {
+        let size = 0x100 << (x % 7);
+        match kind {
+            0 => s.malloc(base(slot), size),
+            1 => s.free(base(slot)),
+            2 | 3 => {
+                // A region record stamped just before the next event: the
+                // map applies it before that event, a launch passing
+                // nothing.
+                let segment = x % 2 == 0;
+                let layer = if segment { 1 } else { 2 };
+                let b = base(slot) + if segment { 0 } else { 0x80 };
+                let add = kind == 2;
+                let mono_ns = Stream::ns(s.events.len() as u64) - 5;
+                regions.push(RegionRecord {
+                    add,
+                    segment,
+                    base: b,
+                    size: size / 2,
+                    mono_ns,
+                });
+                pending_region(&mut s.model, layer, add, b, size / 2);
+                s.launch(&[]);
+            }
+            _ => s.launch(&[
+                Pointer {
+                    arg: 0,
+                    address: base(slot) + x * 0x40,
+                },
+                Pointer {
+                    arg: 2,
+                    address: base((slot + x) % 24) + 0x10,
+                },
+            ]),
+        }
+    }
+    (s, regions)
+}
+
 /// The stream's events cut into pieces before the indexes `cuts` and
 /// handed to an ordered map with `regions`: the map at the end of the
 /// stream.
 fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> AllocationMap {
     let map = OrderedMap::new(AllocationMap::new(regions, false), None);
+    for (n, mut piece) in cut(s, cuts).into_iter().enumerate() {
+        map.submit(n as u64, &mut piece);
+    }
+    map.finish().0
+}
+
+/// The stream's events cut into pieces before the indexes `cuts`.
+fn cut(s: &Stream, cuts: Vec<usize>) -> Vec<PieceOps> {
     let events = &s.events;
     let mut cuts: Vec<usize> = cuts.into_iter().filter(|&c| c < events.len()).collect();
     cuts.push(events.len());
     cuts.sort_unstable();
     cuts.dedup();
     let mut start = 0;
-    for (n, &end) in cuts.iter().enumerate() {
+    let mut pieces = Vec::new();
+    for &end in &cuts {
         let mut piece = PieceOps::default();
         for &(seq, op) in &events[start..end] {
             let op = match op {
@@ -355,10 +428,10 @@ fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> Al
             piece.push(stamp, op);
         }
         piece.names = vec![b"k".to_vec().into_boxed_slice()];
-        map.submit(n as u64, &mut piece);
+        pieces.push(piece);
         start = end;
     }
-    map.finish().0
+    pieces
 }
 
 /// A region record in the model: applied where the map applies it, before

@@ -10,7 +10,7 @@
 use imbl::OrdMap;
 
 use crate::archive::memory::map::{Hit, Range};
-use crate::archive::memory::view::PAGE_BITS;
+use crate::archive::memory::page_cache::PAGE_BITS;
 
 /// Live ranges and freed (not reallocated) ones, per layer, by base.
 #[derive(Clone, Default)]
@@ -30,43 +30,6 @@ impl Ranges {
     /// Freed ranges remembered now.
     pub(crate) fn freed_count(&self) -> usize {
         self.freed.iter().map(OrdMap::len).sum()
-    }
-
-    /// The live range of `layer` holding `a`.
-    fn live_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, r) = self.live[layer].get_prev(&a)?;
-        r.contains(a).then_some(*r)
-    }
-
-    /// The freed range of `layer` holding `a`.
-    fn freed_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, (r, _)) = self.freed[layer].get_prev(&a)?;
-        r.contains(a).then_some(*r)
-    }
-
-    /// Where `a` lies: the most specific live range holding it, else the
-    /// most specific freed one, else nowhere.
-    pub(crate) fn locate(&self, a: u64) -> Hit {
-        if let Some(r) = (0..3).rev().find_map(|l| self.live_in(l, a)) {
-            return Hit::Live(r);
-        }
-        match (0..3).rev().find_map(|l| self.freed_in(l, a)) {
-            Some(r) => Hit::Freed(r),
-            None => Hit::Nowhere,
-        }
-    }
-
-    /// Whether one live range holds all of the 4 KiB page `page`, so every
-    /// address in it is live. None holds the last page whole: no range
-    /// holds the last address, where range ends saturate.
-    pub(crate) fn holds_page(&self, page: u64) -> bool {
-        let start = page << PAGE_BITS;
-        let Some(end) = start.checked_add(1 << PAGE_BITS) else {
-            return false;
-        };
-        self.live
-            .iter()
-            .any(|layer| layer.get_prev(&start).is_some_and(|(_, r)| r.end() >= end))
     }
 
     /// Every live range holding `a`, most specific first.
@@ -92,5 +55,52 @@ impl Ranges {
             }
         }
         (below, above)
+    }
+}
+
+impl Layers for Ranges {
+    fn live_in(&self, layer: usize, a: u64) -> Option<Range> {
+        let (_, r) = self.live[layer].get_prev(&a)?;
+        r.contains(a).then_some(*r)
+    }
+
+    fn freed_in(&self, layer: usize, a: u64) -> Option<Range> {
+        let (_, (r, _)) = self.freed[layer].get_prev(&a)?;
+        r.contains(a).then_some(*r)
+    }
+}
+
+/// The map's ranges at one point of the stream, layer by layer: where an
+/// address lies among them follows from which range of each layer holds
+/// it, by the rules written once here.
+pub(crate) trait Layers {
+    /// The live range of `layer` holding `a` (ranges of a layer never
+    /// overlap).
+    fn live_in(&self, layer: usize, a: u64) -> Option<Range>;
+
+    /// The freed range of `layer` holding `a`.
+    fn freed_in(&self, layer: usize, a: u64) -> Option<Range>;
+
+    /// Where `a` lies: the most specific live range holding it, else the
+    /// most specific freed one, else nowhere.
+    fn locate(&self, a: u64) -> Hit {
+        if let Some(r) = (0..3).rev().find_map(|l| self.live_in(l, a)) {
+            return Hit::Live(r);
+        }
+        match (0..3).rev().find_map(|l| self.freed_in(l, a)) {
+            Some(r) => Hit::Freed(r),
+            None => Hit::Nowhere,
+        }
+    }
+
+    /// Whether one live range holds all of the 4 KiB page `page`, so every
+    /// address in it is live. None holds the last page whole: no range
+    /// holds the last address, where range ends saturate.
+    fn holds_page(&self, page: u64) -> bool {
+        let start = page << PAGE_BITS;
+        let Some(end) = start.checked_add(1 << PAGE_BITS) else {
+            return false;
+        };
+        (0..3).any(|l| self.live_in(l, start).is_some_and(|r| r.end() >= end))
     }
 }

@@ -5,24 +5,23 @@
 //! ([`super::map`]). Before it does, it hands the piece a copy of its
 //! ranges as they stand ([`Ranges`], persistent: the copy shares their
 //! nodes), and while it does, it records each change it makes. Those are
-//! the piece's [`Prepared`]. A [`View`] starts from the copy and replays
-//! the changes at the launches where they were made, so at each launch it
-//! holds the map exactly as the map held it there: the audit's answers are
-//! those of the map itself, and only the allocations and frees stay serial.
+//! the piece's [`Prepared`]. The audit puts the changes in effect at the
+//! launches where they were made ([`Overlay`]), so at each launch it asks
+//! the map exactly as the map stood there: the audit's answers are those
+//! of the map itself, and only the allocations and frees stay serial.
 //!
 //! Most pointers fall in a page that one live range holds whole (a
-//! buffer's base and the offsets past it that kernels are passed): the
-//! view finds that once per page and piece, and a later change meeting the
-//! page makes it look again, so such a pointer costs one cache probe.
+//! buffer's base and the offsets past it that kernels are passed): a view
+//! keeps which pages are whole from piece to piece ([`PageCache`]), and a
+//! change meeting a page makes it ask again, so such a pointer costs one
+//! cache probe.
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
 use crate::archive::memory::ops::{PieceOps, Pointer};
-use crate::archive::memory::ranges::Ranges;
+use crate::archive::memory::overlay::{Overlay, SCAN_BUDGET};
+use crate::archive::memory::page_cache::{Met, PageCache};
+use crate::archive::memory::ranges::{Layers, Ranges};
 use crate::archive::memory::watch::Watch;
-
-/// Address bits below a page: the audit asks once per 4 KiB page and
-/// piece whether a live range holds it whole.
-pub(crate) const PAGE_BITS: u32 = 12;
 
 /// One change the map made to its ranges while applying a piece: a live
 /// range (`freed` unset) or a freed one (`freed` set) came or went. A live
@@ -87,147 +86,83 @@ impl Audit {
     }
 }
 
-/// Entries of the page cache (a power of two).
-const CACHE: usize = 4096;
-
-/// What the view found of one 4 KiB page in the piece being audited.
-#[derive(Debug, Clone, Copy, Default)]
-struct Known {
-    page: u64,
-    /// The audit it was found in (0: none).
-    audit: u32,
-    /// A live range holds all of it: every address in it is live (in
-    /// whichever live range is the most specific there).
-    whole: bool,
-}
-
-/// The map as it stands at the launch being audited. Reused from piece to
-/// piece.
+/// Audits pieces one after the other, keeping what it learnt of pages.
 pub(crate) struct View {
-    ranges: Ranges,
-    /// Whether the pages asked of in this audit are whole, direct-mapped
-    /// by page; an entry of an earlier audit is stale.
-    known: Box<[Known; CACHE]>,
-    /// This audit's number.
-    audit: u32,
+    /// Which pages one live range holds whole.
+    pub(crate) pages: PageCache,
+    /// Changes of a piece looked through before they are replayed
+    /// ([`Overlay`]).
+    budget: usize,
 }
 
 impl Default for View {
     fn default() -> View {
-        View {
-            ranges: Ranges::default(),
-            known: Box::new([Known::default(); CACHE]),
-            audit: 0,
-        }
+        View::with_budget(SCAN_BUDGET)
     }
 }
 
 impl View {
-    /// Audits every launch of `piece` against the map as `prepared`
+    /// A view that looks through at most `budget` changes of a piece
+    /// before it replays them.
+    pub(crate) fn with_budget(budget: usize) -> View {
+        View {
+            pages: PageCache::default(),
+            budget,
+        }
+    }
+
+    /// Audits every launch of piece `number` against the map as `prepared`
     /// describes it; `watch` hears of every pointer into its address.
     pub(crate) fn audit(
         &mut self,
+        number: u64,
         piece: &PieceOps,
         prepared: &Prepared,
         mut watch: Option<&mut Watch>,
     ) -> Audit {
-        self.ranges = prepared.before.clone();
-        self.forget_pages();
+        // The watch asks of every pointer: the changes are replayed.
+        let budget = if watch.is_some() { 0 } else { self.budget };
+        let mut now = Overlay::new(&prepared.before, &prepared.changes, budget);
+        self.pages.start(number);
         let mut audit = Audit::default();
-        let mut changes = prepared.changes.iter().peekable();
         for (k, l) in piece.launches.iter().enumerate() {
-            while let Some((_, c)) = changes.next_if(|(at, _)| *at as usize <= k) {
-                self.change(c);
-            }
+            self.catch_up(&mut now, Some(k));
             let (name, ptrs) = piece.of_launch(l);
             audit.pointer_args += ptrs.len() as u64;
             // The watch hears of every pointer; without one, a launch whose
             // pointers all fall in whole pages has nothing to report.
-            if watch.is_none() && ptrs.iter().all(|p| self.whole(p.address)) {
+            if watch.is_none() && ptrs.iter().all(|p| self.whole(&now, p.address)) {
                 continue;
             }
-            self.launch(l.seq, name, ptrs, &mut audit, &mut watch);
+            self.launch(&now, l.seq, name, ptrs, &mut audit, &mut watch);
         }
-        // The copy shares nodes with the map: let go of them.
-        self.ranges = Ranges::default();
+        self.catch_up(&mut now, None);
+        self.pages.end(number);
         audit
     }
 
-    /// Starts a new audit: no page is known.
-    fn forget_pages(&mut self) {
-        self.audit = self.audit.wrapping_add(1);
-        if self.audit == 0 {
-            // Past 2^32 audits, entries of the first could pass for new.
-            self.known.fill(Known::default());
-            self.audit = 1;
+    /// Puts in effect the changes made before launch `k` (all, for
+    /// `None`): a live range that came or went leaves the pages it meets
+    /// to be asked again.
+    fn catch_up(&mut self, now: &mut Overlay<'_>, k: Option<usize>) {
+        while let Some(c) = now.next_before(k) {
+            let (Change::Add(r) | Change::Remove(r)) = c;
+            if r.freed.is_none() {
+                self.pages.forget(Met::of(&r));
+            }
         }
     }
 
-    /// The page cache's entry for `page`.
+    /// Whether the page of `a` is whole now.
     #[inline]
-    fn entry(page: u64) -> usize {
-        (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
-    }
-
-    /// Whether the page of `a` is whole now (asked of the ranges the first
-    /// time in this audit, or after a change meeting it).
-    #[inline]
-    fn whole(&mut self, a: u64) -> bool {
-        let page = a >> PAGE_BITS;
-        let e = &mut self.known[Self::entry(page)];
-        if e.page != page || e.audit != self.audit {
-            *e = Known {
-                page,
-                audit: self.audit,
-                whole: self.ranges.holds_page(page),
-            };
-        }
-        e.whole
-    }
-
-    /// Replays one change of the map; a live range that came or went
-    /// leaves the pages it meets to be asked again.
-    fn change(&mut self, c: &Change) {
-        let (Change::Add(r) | Change::Remove(r)) = *c;
-        let layer = r.source.layer();
-        match (*c, r.freed) {
-            (Change::Add(_), Some(_)) => {
-                self.ranges.freed[layer].insert(r.base, (r, 0));
-            }
-            (Change::Remove(_), Some(_)) => {
-                self.ranges.freed[layer].remove(&r.base);
-            }
-            (Change::Add(_), None) => {
-                self.ranges.live[layer].insert(r.base, r);
-                self.ask_again(&r);
-            }
-            (Change::Remove(_), None) => {
-                self.ranges.live[layer].remove(&r.base);
-                self.ask_again(&r);
-            }
-        }
-    }
-
-    /// Forgets what is known of the pages `r` meets: of all pages, when it
-    /// meets more than the cache holds.
-    fn ask_again(&mut self, r: &Range) {
-        let first = r.base >> PAGE_BITS;
-        let last = (r.end() - 1) >> PAGE_BITS;
-        if last - first >= CACHE as u64 {
-            self.forget_pages();
-            return;
-        }
-        for page in first..=last {
-            let e = &mut self.known[Self::entry(page)];
-            if e.page == page {
-                e.audit = 0;
-            }
-        }
+    fn whole(&mut self, now: &Overlay<'_>, a: u64) -> bool {
+        self.pages.whole(a, |page| now.holds_page(page))
     }
 
     /// Checks each pointer of a launch.
     fn launch(
         &mut self,
+        now: &Overlay<'_>,
         seq: u64,
         name: &[u8],
         ptrs: &[Pointer],
@@ -236,10 +171,10 @@ impl View {
     ) {
         let mut stale = false;
         for &p in ptrs {
-            if watch.is_none() && self.whole(p.address) {
+            if watch.is_none() && self.whole(now, p.address) {
                 continue;
             }
-            let hit = self.ranges.locate(p.address);
+            let hit = now.locate(p.address);
             if let Some(w) = watch.as_deref_mut() {
                 w.passed(seq, name, &p, hit);
             }

@@ -1,0 +1,178 @@
+//! What the audit knows of 4 KiB pages: whether one live range holds a
+//! page whole, so that every pointer into it is live and costs one probe.
+//!
+//! A view keeps what it learnt from piece to piece. Between the state it
+//! learnt it in and the state before the piece it audits next lie the live
+//! changes of the pieces in between (applied after it, or before it when
+//! it audits an earlier piece): the map keeps the pages those changes met,
+//! for the last [`LOG_PIECES`] pieces ([`ChangeLog`]), and the view forgets
+//! them before it starts. A view further behind forgets every page.
+
+use std::collections::VecDeque;
+
+use crate::archive::memory::map::Range;
+use crate::archive::memory::view::Change;
+
+/// Address bits below a page.
+pub(crate) const PAGE_BITS: u32 = 12;
+/// Entries of the cache (a power of two); 8 bytes each.
+const CACHE: usize = 4096;
+/// An entry that knows no page (no page number is this large).
+const EMPTY: u64 = u64::MAX;
+/// Pieces whose changes the log keeps.
+const LOG_PIECES: usize = 64;
+
+/// The pages a live range meets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Met {
+    first: u64,
+    last: u64,
+}
+
+impl Met {
+    /// The pages of `r`, which holds at least one byte.
+    pub(crate) fn of(r: &Range) -> Met {
+        Met {
+            first: r.base >> PAGE_BITS,
+            last: (r.end() - 1) >> PAGE_BITS,
+        }
+    }
+}
+
+/// The pages the map's live changes met, per applied piece, for the last
+/// [`LOG_PIECES`] pieces.
+#[derive(Default)]
+pub(crate) struct ChangeLog {
+    /// Number of the first piece kept.
+    first: u64,
+    pieces: VecDeque<Vec<Met>>,
+}
+
+impl ChangeLog {
+    /// Keeps the live changes of piece `n`, the piece after the last one
+    /// kept (the log starts again at `n` otherwise).
+    pub(crate) fn applied(&mut self, n: u64, changes: &[(u32, Change)]) {
+        if self.first.checked_add(self.pieces.len() as u64) != Some(n) {
+            self.pieces.clear();
+        }
+        if self.pieces.is_empty() {
+            self.first = n;
+        }
+        let mut met = match self.pieces.len() >= LOG_PIECES {
+            true => {
+                self.first += 1;
+                self.pieces.pop_front().unwrap_or_default()
+            }
+            false => Vec::new(),
+        };
+        met.clear();
+        met.extend(changes.iter().filter_map(|(_, c)| {
+            let (Change::Add(r) | Change::Remove(r)) = c;
+            r.freed.is_none().then(|| Met::of(r))
+        }));
+        self.pieces.push_back(met);
+    }
+
+    /// The changes of pieces `from..to`, if all are kept.
+    fn between(&self, from: u64, to: u64) -> Option<impl Iterator<Item = &Met>> {
+        let start = usize::try_from(from.checked_sub(self.first)?).ok()?;
+        let end = usize::try_from(to.checked_sub(self.first)?).ok()?;
+        if start > end || end > self.pieces.len() {
+            return None;
+        }
+        Some(self.pieces.range(start..end).flatten())
+    }
+}
+
+/// Whether pages are whole, direct-mapped by page, as of the state before
+/// one piece (or a launch of it, while it is audited).
+pub(crate) struct PageCache {
+    /// Per entry, `page << 1 | whole`, or [`EMPTY`].
+    known: Box<[u64; CACHE]>,
+    /// The piece before which the entries hold, once the pages in
+    /// `pending` are forgotten.
+    as_of: Option<u64>,
+    /// Pages met since the entries were learnt.
+    pending: Vec<Met>,
+}
+
+impl Default for PageCache {
+    fn default() -> PageCache {
+        PageCache {
+            known: Box::new([EMPTY; CACHE]),
+            as_of: None,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl PageCache {
+    /// Takes from `log` the pages to forget before auditing piece `n`
+    /// (run under the lock the log is kept under; the forgetting itself
+    /// waits for [`Self::start`]).
+    pub(crate) fn catch_up(&mut self, n: u64, log: &ChangeLog) {
+        if let Some(s) = self.as_of.filter(|&s| s != n) {
+            match log.between(s.min(n), s.max(n)) {
+                Some(met) => self.pending.extend(met),
+                None => self.as_of = None,
+            }
+        }
+        self.as_of = self.as_of.map(|_| n);
+    }
+
+    /// Starts the audit of piece `n`: what may have changed since the
+    /// entries were learnt is forgotten (every page, when the view was not
+    /// caught up to `n`).
+    pub(crate) fn start(&mut self, n: u64) {
+        if self.as_of != Some(n) {
+            self.forget_all();
+        }
+        for m in std::mem::take(&mut self.pending) {
+            self.forget(m);
+        }
+        self.as_of = Some(n);
+    }
+
+    /// Ends the audit of piece `n`: the entries hold before piece `n + 1`.
+    pub(crate) fn end(&mut self, n: u64) {
+        self.as_of = Some(n + 1);
+    }
+
+    /// The cache's entry for `page`.
+    #[inline]
+    fn entry(page: u64) -> usize {
+        (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
+    }
+
+    /// Whether the page of `a` is whole, asking `holds` the first time (or
+    /// after a change met it).
+    #[inline]
+    pub(crate) fn whole(&mut self, a: u64, holds: impl FnOnce(u64) -> bool) -> bool {
+        let page = a >> PAGE_BITS;
+        let e = &mut self.known[Self::entry(page)];
+        if *e >> 1 != page {
+            *e = page << 1 | u64::from(holds(page));
+        }
+        *e & 1 == 1
+    }
+
+    /// Forgets the pages `m` meets: every page, when it meets more than
+    /// the cache holds.
+    pub(crate) fn forget(&mut self, m: Met) {
+        if m.last - m.first >= CACHE as u64 {
+            self.forget_all();
+            return;
+        }
+        for page in m.first..=m.last {
+            let e = &mut self.known[Self::entry(page)];
+            if *e >> 1 == page {
+                *e = EMPTY;
+            }
+        }
+    }
+
+    fn forget_all(&mut self) {
+        self.known.fill(EMPTY);
+        self.pending.clear();
+    }
+}
