@@ -408,14 +408,14 @@ fn cut(s: &Stream, cuts: Vec<usize>) -> Vec<PieceOps> {
                     first,
                     count,
                 } => {
-                    let f = piece.ptrs.len() as u32;
+                    let f = piece.addresses.len() as u32;
                     for p in &s.ptrs[first as usize..(first + count) as usize] {
                         piece.pointer(p.arg, p.address);
                     }
                     Op::Launch {
                         kernel,
                         first: f,
-                        count: piece.ptrs.len() as u32 - f,
+                        count: piece.addresses.len() as u32 - f,
                     }
                 }
                 other => other,

@@ -48,6 +48,21 @@ pub struct Pointer {
     pub address: u64,
 }
 
+/// Pointers of a piece, as it holds them.
+#[derive(Clone, Copy)]
+pub(crate) struct Pointers<'a> {
+    addresses: &'a [u64],
+    args: &'a [u16],
+}
+
+impl Pointers<'_> {
+    /// Each pointer, in argument order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Pointer> + '_ {
+        let pointer = |(&address, &arg)| Pointer { arg, address };
+        self.addresses.iter().zip(self.args).map(pointer)
+    }
+}
+
 /// An allocation or free of a piece, with the number of the piece's
 /// launches before it.
 #[derive(Debug, Clone, Copy)]
@@ -102,8 +117,11 @@ pub struct PieceOps {
     pub memory: Vec<MemoryOp>,
     /// Launches.
     pub launches: Vec<LaunchOp>,
-    /// The launches' pointers.
-    pub ptrs: Vec<Pointer>,
+    /// The launches' pointers: their addresses (the audit's loop reads
+    /// only these) and, apart, their argument indexes.
+    pub addresses: Vec<u64>,
+    /// The argument index of each address.
+    pub args: Vec<u16>,
     /// Kernel names of this piece's launches, each once.
     pub names: Vec<Box<[u8]>>,
     /// Name index by the kernel's entry in the decoder's kernel table
@@ -163,7 +181,8 @@ impl PieceOps {
     pub(crate) fn clear(&mut self) {
         self.memory.clear();
         self.launches.clear();
-        self.ptrs.clear();
+        self.addresses.clear();
+        self.args.clear();
         self.names.clear();
         for e in self.entries.drain(..) {
             self.by_entry[e as usize] = u32::MAX;
@@ -241,7 +260,7 @@ impl PieceOps {
         entry: Option<u32>,
         fp: u64,
     ) {
-        let first = self.ptrs.len() as u32;
+        let first = self.addresses.len() as u32;
         match words {
             Some(words) => self.words(l.arg_bytes(), words),
             None => self.walk(l),
@@ -250,7 +269,7 @@ impl PieceOps {
             Some(e) => self.name_of_entry(l.name, e),
             None => self.name(l.name, fp),
         };
-        let count = self.ptrs.len() as u32 - first;
+        let count = self.addresses.len() as u32 - first;
         let op = Op::Launch {
             kernel,
             first,
@@ -292,7 +311,7 @@ impl PieceOps {
 
     /// The kernel name and pointers of `op` when it is a launch of this
     /// piece.
-    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], &[Pointer])> {
+    pub(crate) fn launch_of(&self, op: Op) -> Option<(&[u8], Pointers<'_>)> {
         let Op::Launch {
             kernel,
             first,
@@ -301,21 +320,34 @@ impl PieceOps {
         else {
             return None;
         };
-        let ptrs = &self.ptrs[first as usize..(first + count) as usize];
-        Some((&self.names[kernel as usize], ptrs))
+        Some((&self.names[kernel as usize], self.pointers(first, count)))
     }
 
-    /// The kernel name and pointers of launch `l`.
-    pub(crate) fn of_launch(&self, l: &LaunchOp) -> (&[u8], &[Pointer]) {
-        let ptrs = &self.ptrs[l.first as usize..(l.first + l.count) as usize];
-        (&self.names[l.kernel as usize], ptrs)
+    /// The index past launch `l`'s last pointer.
+    pub(crate) fn pointer_end(&self, l: &LaunchOp) -> usize {
+        (l.first + l.count) as usize
+    }
+
+    /// The kernel name of launch `l`.
+    pub(crate) fn name_of(&self, l: &LaunchOp) -> &[u8] {
+        &self.names[l.kernel as usize]
+    }
+
+    /// The `count` pointers from the `first`.
+    pub(crate) fn pointers(&self, first: u32, count: u32) -> Pointers<'_> {
+        let at = first as usize..(first + count) as usize;
+        Pointers {
+            addresses: &self.addresses[at.clone()],
+            args: &self.args[at],
+        }
     }
 
     /// Takes a non-null pointer.
     #[inline]
     pub(crate) fn pointer(&mut self, arg: u16, address: u64) {
         if address != 0 {
-            self.ptrs.push(Pointer { arg, address });
+            self.addresses.push(address);
+            self.args.push(arg);
         }
     }
 

@@ -68,6 +68,11 @@ impl<'p> Overlay<'p> {
         Some(c)
     }
 
+    /// The launch the next change is made before, if any is left.
+    pub(crate) fn next_change(&self) -> Option<usize> {
+        self.changes.get(self.applied).map(|&(at, _)| at as usize)
+    }
+
     /// The ranges with the changes in effect replayed, once looking
     /// through them has cost more than the budget.
     fn replayed(&self) -> Option<&Ranges> {

@@ -17,7 +17,7 @@
 //! cache probe.
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
-use crate::archive::memory::ops::{PieceOps, Pointer};
+use crate::archive::memory::ops::{PieceOps, Pointers};
 use crate::archive::memory::overlay::{Overlay, SCAN_BUDGET};
 use crate::archive::memory::page_cache::{Met, PageCache};
 use crate::archive::memory::ranges::{Layers, Ranges};
@@ -124,17 +124,44 @@ impl View {
         let budget = if watch.is_some() { 0 } else { self.budget };
         let mut now = Overlay::new(&prepared.before, &prepared.changes, budget);
         self.pages.start(number);
-        let mut audit = Audit::default();
-        for (k, l) in piece.launches.iter().enumerate() {
+        let mut audit = Audit {
+            pointer_args: piece.addresses.len() as u64,
+            ..Audit::default()
+        };
+        let launches = &piece.launches;
+        let mut k = 0;
+        while k < launches.len() {
             self.catch_up(&mut now, Some(k));
-            let (name, ptrs) = piece.of_launch(l);
-            audit.pointer_args += ptrs.len() as u64;
-            // The watch hears of every pointer; without one, a launch whose
-            // pointers all fall in whole pages has nothing to report.
-            if watch.is_none() && ptrs.iter().all(|p| self.whole(&now, p.address)) {
-                continue;
-            }
-            self.launch(&now, l.seq, name, ptrs, &mut audit, &mut watch);
+            // Launches `k..until` see the map as it is now; without a
+            // watch, their pointers (which lie side by side) are probed in
+            // one run, and only a launch with a pointer outside a whole
+            // page is checked pointer by pointer.
+            let until = now
+                .next_change()
+                .map_or(launches.len(), |at| at.min(launches.len()));
+            let next = match watch {
+                Some(_) => k,
+                None => {
+                    let run = launches[k].first as usize..piece.pointer_end(&launches[until - 1]);
+                    let addresses = &piece.addresses[run.clone()];
+                    match addresses.iter().position(|&a| !self.whole(&now, a)) {
+                        None => {
+                            k = until;
+                            continue;
+                        }
+                        // The launch holding that pointer: the first of the
+                        // run to end past it.
+                        Some(i) => {
+                            let i = (run.start + i) as u32;
+                            k + launches[k..until].partition_point(|l| l.first + l.count <= i)
+                        }
+                    }
+                }
+            };
+            let l = &launches[next];
+            let ptrs = piece.pointers(l.first, l.count);
+            self.launch(&now, l.seq, piece.name_of(l), ptrs, &mut audit, &mut watch);
+            k = next + 1;
         }
         self.catch_up(&mut now, None);
         self.pages.end(number);
@@ -165,12 +192,12 @@ impl View {
         now: &Overlay<'_>,
         seq: u64,
         name: &[u8],
-        ptrs: &[Pointer],
+        ptrs: Pointers<'_>,
         audit: &mut Audit,
         watch: &mut Option<&mut Watch>,
     ) {
         let mut stale = false;
-        for &p in ptrs {
+        for p in ptrs.iter() {
             if watch.is_none() && self.whole(now, p.address) {
                 continue;
             }

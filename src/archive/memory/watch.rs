@@ -117,7 +117,10 @@ impl Watch {
         if !(at_event || of_kernel) {
             return;
         }
-        let launch = Some((String::from_utf8_lossy(name).into_owned(), ptrs.to_vec()));
+        let launch = Some((
+            String::from_utf8_lossy(name).into_owned(),
+            ptrs.iter().collect(),
+        ));
         let s = self.surroundings(map, Some(stamp.seq), launch);
         if at_event {
             self.at_event = s.clone();
