@@ -243,8 +243,9 @@ pub struct Args<'a> {
 impl<'a> Iterator for Args<'a> {
     type Item = Arg<'a>;
     /// Plain bounds-checked slicing, no error values: the entries were
-    /// validated, and the allocation map walks every launch's entries
-    /// again. An entry that does not fit ends the iteration.
+    /// validated, and the allocation map walks the entries of a launch
+    /// whose layout lists no pointer words. An entry that does not fit
+    /// ends the iteration.
     #[inline]
     fn next(&mut self) -> Option<Arg<'a>> {
         if self.left == 0 {

@@ -33,14 +33,12 @@ pub enum Op {
     /// The range allocated at `ptr` dies.
     Free { api: u16, ptr: u64 },
     /// A launch of kernel `kernel` (an index into [`PieceOps::names`]) whose
-    /// non-null pointer arguments are `ptrs[first..first + count]`.
+    /// non-null pointer arguments are the piece's pointers `first..first + count`.
     Launch { kernel: u32, first: u32, count: u32 },
 }
 
 /// A pointer a launch passes: whole-argument (kind 1) or embedded (kind 3).
-/// Packed to 10 bytes: a piece holds several for each launch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(C, packed(2))]
 pub struct Pointer {
     /// Argument index in the kernel's signature.
     pub arg: u16,
@@ -85,7 +83,7 @@ pub struct LaunchOp {
     pub ns: u64,
     /// Index into [`PieceOps::names`].
     pub kernel: u32,
-    /// Its pointers: `ptrs[first..first + count]`.
+    /// Its pointers: the piece's pointers `first..first + count`.
     pub first: u32,
     /// Number of its pointers.
     pub count: u32,
@@ -207,7 +205,7 @@ impl PieceOps {
     }
 
     /// Adds the next event of the piece; a launch's pointers are
-    /// `ptrs[first..first + count]`, taken already.
+    /// the piece's pointers `first..first + count`, taken already.
     pub(crate) fn push(&mut self, stamp: Stamp, op: Op) {
         match op {
             Op::Launch {

@@ -122,9 +122,14 @@ impl PageCache {
 
     /// Starts the audit of piece `n`: what may have changed since the
     /// entries were learnt is forgotten (every page, when the view was not
-    /// caught up to `n`).
+    /// caught up to `n`, or when the pages met number more than the cache
+    /// holds, which costs less than forgetting them one by one).
     pub(crate) fn start(&mut self, n: u64) {
-        if self.as_of != Some(n) {
+        let met = self
+            .pending
+            .iter()
+            .fold(0u64, |sum, m| sum.saturating_add(m.last - m.first + 1));
+        if self.as_of != Some(n) || met > CACHE as u64 {
             self.forget_all();
         }
         for m in std::mem::take(&mut self.pending) {

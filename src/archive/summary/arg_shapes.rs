@@ -6,7 +6,7 @@
 //! share of `archive info`'s CPU time on a launch-heavy archive (measured
 //! in docs/performance.md). But a kernel's arguments have the same kinds and sizes at every launch, so the
 //! header bytes of the last walk of a kernel (kind and size of each entry,
-//! and the pointer count of a kind-3 entry) can be checked at their known
+//! and the pointer count and offsets of a kind-3 entry) can be checked at their known
 //! offsets instead: in groups of a fixed size, no load waiting for another,
 //! in fewer instructions than the walk. When every one matches, the walk
 //! would visit exactly the same offsets and end where the last one did;
@@ -15,8 +15,11 @@
 //!
 //! A layout also knows where the launch's pointer words lie (the 8-byte
 //! values of kind-1 entries and the words at a kind-3 entry's recorded
-//! offsets, which it checks as well), so the allocation map reads them at
-//! those offsets instead of walking the entries a second time.
+//! offsets), so the allocation map reads them at those offsets instead of
+//! walking the entries a second time. Where checking every offset would
+//! take more checks than a layout holds, the layout checks only the
+//! pointer counts, as it did before it listed words, and lists none: its
+//! launches' pointers are walked, their ends still found by the layout.
 //!
 //! A layout is found by a fingerprint of the kernel name, but it is never
 //! trusted for the name: a layout that matches the bytes gives the walk's
@@ -28,8 +31,9 @@ const SLOTS: usize = 1024;
 /// Checks are made in groups of this many (unused ones compare nothing), so
 /// the loop's length is the same for most kernels.
 const GROUP: usize = 8;
-/// Header checks per layout at most (entries, plus one per kind-3 entry);
-/// launches with more are always walked.
+/// Header checks per layout at most (one per entry, and for each kind-3
+/// entry one per pointer offset past the first, or one for a count of
+/// none); launches with more are always walked.
 const MAX_CHECKS: usize = 2 * GROUP;
 /// `span` of a layout whose launches are always walked (more entries than
 /// a layout checks): no record holds that many bytes past its entries'
@@ -47,6 +51,9 @@ const WHOLE_MASK: u32 = 0xFFFF_FFFF;
 /// own (a kind-1 entry's header, a kind-3 entry's offset), so a layout
 /// that fits its checks fits its words.
 const MAX_WORDS: usize = MAX_CHECKS;
+/// `words` of a layout that lists no words (its kind-3 offsets are not
+/// checked).
+const UNLISTED: u8 = u8::MAX;
 
 /// Where one pointer word of a launch lies.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -75,7 +82,7 @@ struct Layout {
     want: [u32; MAX_CHECKS],
     /// Per check, which loaded bytes are compared.
     mask: [u32; MAX_CHECKS],
-    /// Pointer words listed.
+    /// Pointer words listed, or [`UNLISTED`].
     words: u8,
     /// Where the pointer words lie, in argument order.
     word: [Word; MAX_WORDS],
@@ -122,21 +129,26 @@ impl Layout {
     }
 
     /// The layout of `count` entries already walked: `args` holds exactly
-    /// them. A [`WIDE`] one when they need more checks than a layout holds
-    /// (or do not hold `count` entries after all).
+    /// them. One that lists no words when listing them needs more checks
+    /// than a layout holds, a [`WIDE`] one when even that does (or they do
+    /// not hold `count` entries after all).
     fn of(args: &[u8], count: u16) -> Layout {
-        Layout::checked(args, count).unwrap_or(Layout {
-            count: u32::from(count),
-            span: WIDE,
-            ..Layout::EMPTY
-        })
+        Layout::checked(args, count, true)
+            .or_else(|| Layout::checked(args, count, false))
+            .unwrap_or(Layout {
+                count: u32::from(count),
+                span: WIDE,
+                ..Layout::EMPTY
+            })
     }
 
-    /// [`Layout::of`], `None` where it is [`WIDE`].
-    fn checked(args: &[u8], count: u16) -> Option<Layout> {
+    /// [`Layout::of`] listing the pointer words or not, `None` where it is
+    /// [`WIDE`].
+    fn checked(args: &[u8], count: u16, listed: bool) -> Option<Layout> {
         let mut l = Layout {
             count: u32::from(count),
             span: u32::from(u16::try_from(args.len()).ok()?),
+            words: if listed { 0 } else { UNLISTED },
             ..Layout::EMPTY
         };
         let u16_at = |at: usize| Some(u16::from_le_bytes(*args.get(at..)?.first_chunk()?));
@@ -152,7 +164,12 @@ impl Layout {
             let value = pos + 3;
             pos = value + usize::from(size);
             match kind {
-                1 if size == 8 => l.word(value, i)?,
+                1 if size == 8 && listed => l.word(value, i)?,
+                3 if !listed => {
+                    let n = u16_at(pos)?;
+                    l.check(pos + 2, u32::from(n) << 16, POINTERS_MASK)?;
+                    pos += 2 + 2 * usize::from(n);
+                }
                 3 => {
                     let n = u16_at(pos)?;
                     let offsets = pos + 2;
@@ -249,7 +266,7 @@ impl ArgShapes {
     #[inline]
     pub(in crate::archive) fn words(&self, fp: u64, count: u16) -> Option<&[Word]> {
         let l = self.slots.get(Self::slot(fp, count))?;
-        let kept = l.span != WIDE && l.count == u32::from(count);
+        let kept = l.span != WIDE && l.count == u32::from(count) && l.words != UNLISTED;
         kept.then(|| &l.word[..usize::from(l.words)])
     }
 
@@ -483,6 +500,27 @@ mod tests {
         assert_eq!(read.len(), MAX_WORDS);
     }
 
+    /// A signature whose kind-3 offsets need more checks than a layout
+    /// holds keeps a layout that finds where its entries end and lists no
+    /// words, so its pointers are walked.
+    #[test]
+    fn offsets_past_the_checks_leave_the_words_to_the_walk() {
+        let mut shapes = ArgShapes::default();
+        let fp = fingerprint(b"structs");
+        // Two headers and fifteen offsets: seventeen checks with offsets,
+        // three without.
+        let entries: Vec<Entry> = vec![
+            (3, vec![9; 64], (0..15).map(|o| o * 4).collect()),
+            (1, vec![5; 8], vec![]),
+        ];
+        let (r, start) = launch(b"structs", &entries);
+        for _ in 0..2 {
+            Launch::parse_shaped(&r, &mut shapes).unwrap();
+            assert_eq!(shapes.end(fp, &r, start, 2), Some(r.len() - 8));
+            assert_eq!(shapes.words(fp, 2), None);
+        }
+    }
+
     /// A layout never reads outside the entries it was taken from, even
     /// for a record that ends right after them.
     #[test]
@@ -490,6 +528,7 @@ mod tests {
         let entries = [(3, vec![], vec![]), (0, vec![], vec![])];
         let (r, start) = launch(b"k", &entries);
         let layout = Layout::of(&r[start..r.len() - 8], 2);
+        assert_eq!(layout.words, 0);
         assert_eq!(
             layout.end_in(&r[..r.len() - 8], start, 2),
             Some(r.len() - 8)
