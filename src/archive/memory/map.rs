@@ -237,8 +237,8 @@ impl AllocationMap {
 
     /// Applies one piece's allocations and frees (and the region records
     /// stamped before its events), in order. `prepared` receives, for the
-    /// piece's audit, the ranges as they stood before it (a copy that
-    /// shares their nodes) and the changes made; `watch` sees the map
+    /// piece's audit, the changes made and then the ranges as they stand
+    /// after it (a copy that shares their nodes); `watch` sees the map
     /// before each event.
     pub(crate) fn apply(
         &mut self,
@@ -247,7 +247,6 @@ impl AllocationMap {
         mut watch: Option<&mut Watch>,
     ) {
         prepared.clear();
-        prepared.before = self.ranges.clone();
         // The changes are recorded into the piece's (empty) buffer.
         std::mem::swap(&mut self.changes, &mut prepared.changes);
         if watch.is_none() && self.next_region == self.regions.len() {
@@ -269,6 +268,7 @@ impl AllocationMap {
             }
         }
         std::mem::swap(&mut self.changes, &mut prepared.changes);
+        prepared.after = self.ranges.clone();
     }
 
     /// Applies an allocation or a free (a launch changes nothing).

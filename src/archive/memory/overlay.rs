@@ -1,15 +1,18 @@
 //! The map's ranges at one launch of a piece being audited: the ranges as
-//! they stood before the piece, and the piece's changes made before the
-//! launch.
+//! the map left them after the piece, with the piece's changes made at or
+//! after the launch undone.
 //!
-//! Few questions reach the ranges (a page not known yet, a pointer outside
-//! a whole page), and a piece makes few changes, so a question is first
-//! answered by looking through the changes in effect over the ranges
-//! before the piece, which costs no copy of a B-tree node. Once the looking
-//! has cost more than [`SCAN_BUDGET`] steps in a piece, the changes are
-//! replayed onto a copy of the ranges (which copies the nodes they touch),
-//! and later questions are asked of the copy; so a piece of many changes
-//! and many questions costs no more than replaying them.
+//! The map hands a piece a copy of its ranges taken after applying it, so
+//! the copy is usually let go (by the audit) before the map changes its
+//! ranges again, and the map changes its B-tree nodes in place rather than
+//! copying the ones it shares. Few questions reach the ranges (a page not
+//! known yet, a pointer outside a whole page), and a piece makes few
+//! changes, so a question is answered by looking back through the changes
+//! not in effect yet. Once the looking has cost more than [`SCAN_BUDGET`]
+//! steps in a piece, a copy of the ranges at that launch is made (which
+//! copies the nodes it changes), and later questions are asked of it; so a
+//! piece of many changes and many questions costs no more than replaying
+//! them.
 
 use std::cell::{Cell, OnceCell};
 
@@ -20,38 +23,49 @@ use crate::archive::memory::view::Change;
 /// Changes looked through per piece before they are replayed instead.
 pub(crate) const SCAN_BUDGET: usize = 1 << 14;
 
-/// The ranges before a piece with its first `applied` changes.
+/// The ranges after a piece, with all but its first `applied` changes
+/// undone.
 pub(crate) struct Overlay<'p> {
-    before: &'p Ranges,
+    after: &'p Ranges,
     changes: &'p [(u32, Change)],
     /// Changes in effect.
     applied: usize,
+    /// Which layers and kinds (live, freed) any of the piece's changes
+    /// touches: a question about another is asked of `after` alone.
+    touched: [[bool; 2]; 3],
     /// Changes looked through so far.
     scanned: Cell<usize>,
     /// Changes looked through at most before they are replayed.
     budget: usize,
-    /// The ranges with the changes in effect replayed, once replaying was
-    /// chosen.
+    /// The ranges with the changes in effect, replayed onto a copy once
+    /// replaying was chosen.
     replayed: OnceCell<Ranges>,
 }
 
 impl<'p> Overlay<'p> {
-    /// The ranges `before` a piece whose changes are `changes`, none in
-    /// effect yet, looked through for at most `budget` steps in all before
-    /// they are replayed (0: from the start).
-    pub(crate) fn new(before: &'p Ranges, changes: &'p [(u32, Change)], budget: usize) -> Self {
-        let replayed = OnceCell::new();
-        if budget == 0 {
-            let _ = replayed.set(before.clone());
+    /// The ranges as they stand `after` a piece whose changes are
+    /// `changes`, with none of them in effect yet, looked through for at
+    /// most `budget` steps in all before a copy is made (0: from the
+    /// start).
+    pub(crate) fn new(after: &'p Ranges, changes: &'p [(u32, Change)], budget: usize) -> Self {
+        let mut touched = [[false; 2]; 3];
+        for (_, c) in changes {
+            let (Change::Add(r) | Change::Remove(r)) = c;
+            touched[r.source.layer()][usize::from(r.freed.is_some())] = true;
         }
-        Overlay {
-            before,
+        let now = Overlay {
+            after,
             changes,
             applied: 0,
+            touched,
             scanned: Cell::new(0),
             budget,
-            replayed,
+            replayed: OnceCell::new(),
+        };
+        if budget == 0 {
+            let _ = now.replayed.set(now.copy_now());
         }
+        now
     }
 
     /// Puts the next change in effect and returns it, when it was made
@@ -63,7 +77,7 @@ impl<'p> Overlay<'p> {
         }
         self.applied += 1;
         if let Some(r) = self.replayed.get_mut() {
-            replay(r, c);
+            redo(r, c);
         }
         Some(c)
     }
@@ -73,54 +87,76 @@ impl<'p> Overlay<'p> {
         self.changes.get(self.applied).map(|&(at, _)| at as usize)
     }
 
-    /// The ranges with the changes in effect replayed, once looking
-    /// through them has cost more than the budget.
+    /// A copy of the ranges now: those after the piece with the changes
+    /// not in effect undone, the last first.
+    fn copy_now(&self) -> Ranges {
+        let mut r = self.after.clone();
+        for &(_, c) in self.changes[self.applied..].iter().rev() {
+            undo(&mut r, c);
+        }
+        r
+    }
+
+    /// The copy of the ranges now, once looking through the changes has
+    /// cost more than the budget.
     fn replayed(&self) -> Option<&Ranges> {
         if self.scanned.get() <= self.budget {
             return self.replayed.get();
         }
-        Some(self.replayed.get_or_init(|| {
-            let mut r = self.before.clone();
-            for &(_, c) in &self.changes[..self.applied] {
-                replay(&mut r, c);
-            }
-            r
-        }))
+        Some(self.replayed.get_or_init(|| self.copy_now()))
     }
 
-    /// The range of `layer` holding `a` now, `live` or freed: the one
-    /// before the piece unless a change in effect ended it, or the last
-    /// one a change in effect added (ranges of a layer and kind never
-    /// overlap, so one range of them holds `a` at most).
-    fn scan(&self, layer: usize, a: u64, live: bool, before: Option<Range>) -> Option<Range> {
-        let changes = &self.changes[..self.applied];
-        self.scanned.set(self.scanned.get() + changes.len());
+    /// The range of `layer` holding `a` now, `live` or freed, from the one
+    /// holding it after the piece (`after`): undoing the changes not in
+    /// effect, the last first, an added range that holds it goes and a
+    /// removed range that holds it comes back (ranges of a layer and kind
+    /// never overlap, so one of them holds `a` at most).
+    fn scan(&self, layer: usize, a: u64, live: bool, after: Option<Range>) -> Option<Range> {
+        if !self.touched[layer][usize::from(!live)] {
+            return after;
+        }
+        let undone = &self.changes[self.applied..];
+        self.scanned.set(self.scanned.get() + undone.len());
         let mine = |r: &Range| r.source.layer() == layer && r.freed.is_none() == live;
-        changes.iter().fold(before, |now, (_, c)| match *c {
-            Change::Add(r) if mine(&r) && r.contains(a) => Some(r),
-            Change::Remove(r) if mine(&r) && now.is_some_and(|n| n.base == r.base) => None,
+        undone.iter().rev().fold(after, |now, (_, c)| match *c {
+            Change::Add(r) if mine(&r) && now.is_some_and(|n| n.base == r.base) => None,
+            Change::Remove(r) if mine(&r) && r.contains(a) => Some(r),
             _ => now,
         })
     }
 }
 
 /// Makes change `c` to `ranges`.
-fn replay(ranges: &mut Ranges, c: Change) {
-    let (Change::Add(r) | Change::Remove(r)) = c;
+fn redo(ranges: &mut Ranges, c: Change) {
+    match c {
+        Change::Add(r) => put(ranges, r),
+        Change::Remove(r) => take(ranges, r),
+    }
+}
+
+/// Undoes change `c` to `ranges`.
+fn undo(ranges: &mut Ranges, c: Change) {
+    match c {
+        Change::Add(r) => take(ranges, r),
+        Change::Remove(r) => put(ranges, r),
+    }
+}
+
+/// Puts `r` in its layer's live or freed ranges.
+fn put(ranges: &mut Ranges, r: Range) {
     let layer = r.source.layer();
-    match (c, r.freed) {
-        (Change::Add(_), Some(_)) => {
-            ranges.freed[layer].insert(r.base, (r, 0));
-        }
-        (Change::Remove(_), Some(_)) => {
-            ranges.freed[layer].remove(&r.base);
-        }
-        (Change::Add(_), None) => {
-            ranges.live[layer].insert(r.base, r);
-        }
-        (Change::Remove(_), None) => {
-            ranges.live[layer].remove(&r.base);
-        }
+    match r.freed {
+        Some(_) => drop(ranges.freed[layer].insert(r.base, (r, 0))),
+        None => drop(ranges.live[layer].insert(r.base, r)),
+    }
+}
+
+/// Takes `r` out of its layer's live or freed ranges.
+fn take(ranges: &mut Ranges, r: Range) {
+    let layer = r.source.layer();
+    match r.freed {
+        Some(_) => drop(ranges.freed[layer].remove(&r.base)),
+        None => drop(ranges.live[layer].remove(&r.base)),
     }
 }
 
@@ -128,14 +164,14 @@ impl Layers for Overlay<'_> {
     fn live_in(&self, layer: usize, a: u64) -> Option<Range> {
         match self.replayed() {
             Some(r) => r.live_in(layer, a),
-            None => self.scan(layer, a, true, self.before.live_in(layer, a)),
+            None => self.scan(layer, a, true, self.after.live_in(layer, a)),
         }
     }
 
     fn freed_in(&self, layer: usize, a: u64) -> Option<Range> {
         match self.replayed() {
             Some(r) => r.freed_in(layer, a),
-            None => self.scan(layer, a, false, self.before.freed_in(layer, a)),
+            None => self.scan(layer, a, false, self.after.freed_in(layer, a)),
         }
     }
 }

@@ -2,10 +2,9 @@
 //! while the map goes on with later pieces.
 //!
 //! The map applies a piece's allocations and frees in stream order
-//! ([`super::map`]). Before it does, it hands the piece a copy of its
-//! ranges as they stand ([`Ranges`], persistent: the copy shares their
-//! nodes), and while it does, it records each change it makes. Those are
-//! the piece's [`Prepared`]. The audit puts the changes in effect at the
+//! ([`super::map`]), recording each change it makes, and then hands the
+//! piece a copy of its ranges as they stand ([`Ranges`], persistent: the
+//! copy shares their nodes). Those are the piece's [`Prepared`]. The audit puts the changes in effect at the
 //! launches where they were made ([`Overlay`]), so at each launch it asks
 //! the map exactly as the map stood there: the audit's answers are those
 //! of the map itself, and only the allocations and frees stay serial.
@@ -38,8 +37,9 @@ pub(crate) enum Change {
 /// What the map hands a piece's audit.
 #[derive(Default)]
 pub(crate) struct Prepared {
-    /// The map's ranges before the piece's first event.
-    pub(crate) before: Ranges,
+    /// The map's ranges after the piece's last event (a copy that shares
+    /// their nodes until the map changes them).
+    pub(crate) after: Ranges,
     /// The changes made while applying the piece, each with the index of
     /// the piece's next launch when it was made (region records applied
     /// before a launch carry its index): they come before that launch.
@@ -50,7 +50,7 @@ impl Prepared {
     /// Empties it for the next piece, keeping its buffer and letting go of
     /// the ranges it shares with the map.
     pub(crate) fn clear(&mut self) {
-        self.before = Ranges::default();
+        self.after = Ranges::default();
         self.changes.clear();
     }
 }
@@ -122,7 +122,7 @@ impl View {
     ) -> Audit {
         // The watch asks of every pointer: the changes are replayed.
         let budget = if watch.is_some() { 0 } else { self.budget };
-        let mut now = Overlay::new(&prepared.before, &prepared.changes, budget);
+        let mut now = Overlay::new(&prepared.after, &prepared.changes, budget);
         self.pages.start(number);
         let mut audit = Audit {
             pointer_args: piece.addresses.len() as u64,
