@@ -109,7 +109,8 @@ pub enum ArgKind {
 }
 
 impl ArgKind {
-    fn from_byte(b: u8) -> ArgKind {
+    /// The kind of `value_kind` byte `b`.
+    pub(in crate::archive) fn from_byte(b: u8) -> ArgKind {
         match b {
             0 => ArgKind::Value,
             1 => ArgKind::Pointer,
@@ -145,10 +146,39 @@ pub struct Arg<'a> {
 impl Arg<'_> {
     /// The embedded pointer offsets (kind 3).
     pub fn offsets(&self) -> impl Iterator<Item = u16> + '_ {
-        self.pointer_offsets
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        offsets(self.pointer_offsets)
     }
+
+    /// Where its pointer words lie in its bytes ([`pointer_words`]).
+    pub(in crate::archive) fn pointer_words(&self) -> impl Iterator<Item = usize> + '_ {
+        pointer_words(self.kind, self.bytes.len(), self.offsets())
+    }
+}
+
+/// The u16 offsets of a kind-3 entry's raw offset list.
+pub(in crate::archive) fn offsets(list: &[u8]) -> impl Iterator<Item = u16> + '_ {
+    list.chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+}
+
+/// Bytes of a pointer word.
+const WORD: usize = 8;
+
+/// Where the pointer words of an argument entry of `kind` lie in its value
+/// of `size` bytes (§10.2): the whole value of a kind-1 entry of one word,
+/// and for a kind-3 entry the word at each of its embedded `offsets` that
+/// lies inside the value. The allocation map's walk and the argument
+/// layouts both follow this one rule.
+pub(in crate::archive) fn pointer_words(
+    kind: ArgKind,
+    size: usize,
+    offsets: impl Iterator<Item = u16>,
+) -> impl Iterator<Item = usize> {
+    let whole = (kind == ArgKind::Pointer && size == WORD).then_some(0);
+    let embedded = offsets
+        .map(usize::from)
+        .filter(move |&o| kind == ArgKind::Embedded && o + WORD <= size);
+    whole.into_iter().chain(embedded)
 }
 
 /// Walks `count` argument entries from `c`; returns the bytes they span.

@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 
 use crate::archive::format::apis::id;
 use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
-use crate::archive::format::launch::{ArgKind, Launch};
+use crate::archive::format::launch::Launch;
 use crate::archive::format::payloads::{self, Payload};
 use crate::archive::summary::arg_shapes::Word;
 
@@ -90,6 +90,11 @@ pub struct LaunchOp {
 }
 
 impl LaunchOp {
+    /// Where its pointers lie among the piece's.
+    pub(crate) fn pointers(&self) -> std::ops::Range<usize> {
+        self.first as usize..(self.first + self.count) as usize
+    }
+
     /// It as an [`Op`], with its stamp (a launch's thread is not kept).
     fn event(&self) -> (Stamp, Op) {
         let stamp = Stamp {
@@ -289,20 +294,8 @@ impl PieceOps {
     /// Takes the pointer words of `l` by walking its entries.
     fn walk(&mut self, l: &Launch<'_>) {
         for (i, a) in l.args().enumerate() {
-            let arg = i as u16;
-            match a.kind {
-                ArgKind::Pointer if a.bytes.len() == 8 => {
-                    self.pointer(arg, le_u64(a.bytes, 0));
-                }
-                ArgKind::Embedded => {
-                    for off in a.offsets() {
-                        let off = usize::from(off);
-                        if let Some(word) = a.bytes.get(off..off + 8) {
-                            self.pointer(arg, le_u64(word, 0));
-                        }
-                    }
-                }
-                _ => {}
+            for at in a.pointer_words() {
+                self.pointer(i as u16, le_u64(a.bytes, at));
             }
         }
     }
@@ -318,12 +311,8 @@ impl PieceOps {
         else {
             return None;
         };
-        Some((&self.names[kernel as usize], self.pointers(first, count)))
-    }
-
-    /// The index past launch `l`'s last pointer.
-    pub(crate) fn pointer_end(&self, l: &LaunchOp) -> usize {
-        (l.first + l.count) as usize
+        let at = first as usize..(first + count) as usize;
+        Some((&self.names[kernel as usize], self.pointers(at)))
     }
 
     /// The kernel name of launch `l`.
@@ -331,9 +320,8 @@ impl PieceOps {
         &self.names[l.kernel as usize]
     }
 
-    /// The `count` pointers from the `first`.
-    pub(crate) fn pointers(&self, first: u32, count: u32) -> Pointers<'_> {
-        let at = first as usize..(first + count) as usize;
+    /// The pointers `at` of the piece.
+    pub(crate) fn pointers(&self, at: std::ops::Range<usize>) -> Pointers<'_> {
         Pointers {
             addresses: &self.addresses[at.clone()],
             args: &self.args[at],

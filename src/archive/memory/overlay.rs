@@ -20,7 +20,8 @@ use crate::archive::memory::map::Range;
 use crate::archive::memory::ranges::{Layers, Ranges};
 use crate::archive::memory::view::Change;
 
-/// Changes looked through per piece before they are replayed instead.
+/// Changes looked through per piece before a copy of the ranges is made
+/// instead.
 pub(crate) const SCAN_BUDGET: usize = 1 << 14;
 
 /// The ranges after a piece, with all but its first `applied` changes
@@ -35,7 +36,7 @@ pub(crate) struct Overlay<'p> {
     touched: [[bool; 2]; 3],
     /// Changes looked through so far.
     scanned: Cell<usize>,
-    /// Changes looked through at most before they are replayed.
+    /// Changes looked through at most before a copy is made.
     budget: usize,
     /// The ranges with the changes in effect, replayed onto a copy once
     /// replaying was chosen.

@@ -31,11 +31,18 @@ pub(crate) struct Met {
 
 impl Met {
     /// The pages of `r`, which holds at least one byte.
-    pub(crate) fn of(r: &Range) -> Met {
+    fn of(r: &Range) -> Met {
         Met {
             first: r.base >> PAGE_BITS,
             last: (r.end() - 1) >> PAGE_BITS,
         }
+    }
+
+    /// The pages change `c` makes whole or not whole: those of a live
+    /// range that came or went (a freed range changes no page's answer).
+    pub(crate) fn of_change(c: &Change) -> Option<Met> {
+        let (Change::Add(r) | Change::Remove(r)) = c;
+        r.freed.is_none().then(|| Met::of(r))
     }
 }
 
@@ -66,10 +73,7 @@ impl ChangeLog {
             false => Vec::new(),
         };
         met.clear();
-        met.extend(changes.iter().filter_map(|(_, c)| {
-            let (Change::Add(r) | Change::Remove(r)) = c;
-            r.freed.is_none().then(|| Met::of(r))
-        }));
+        met.extend(changes.iter().filter_map(|(_, c)| Met::of_change(c)));
         self.pieces.push_back(met);
     }
 

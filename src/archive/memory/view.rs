@@ -4,10 +4,11 @@
 //! The map applies a piece's allocations and frees in stream order
 //! ([`super::map`]), recording each change it makes, and then hands the
 //! piece a copy of its ranges as they stand ([`Ranges`], persistent: the
-//! copy shares their nodes). Those are the piece's [`Prepared`]. The audit puts the changes in effect at the
-//! launches where they were made ([`Overlay`]), so at each launch it asks
-//! the map exactly as the map stood there: the audit's answers are those
-//! of the map itself, and only the allocations and frees stay serial.
+//! copy shares their nodes). Those are the piece's [`Prepared`]. The audit
+//! puts the changes in effect at the launches where they were made
+//! ([`Overlay`]), so at each launch it asks the map exactly as the map
+//! stood there: the audit's answers are those of the map itself, and only
+//! the allocations and frees stay serial.
 //!
 //! Most pointers fall in a page that one live range holds whole (a
 //! buffer's base and the offsets past it that kernels are passed): a view
@@ -90,8 +91,8 @@ impl Audit {
 pub(crate) struct View {
     /// Which pages one live range holds whole.
     pub(crate) pages: PageCache,
-    /// Changes of a piece looked through before they are replayed
-    /// ([`Overlay`]).
+    /// Changes of a piece looked through before a copy of the ranges is
+    /// made ([`Overlay`]).
     budget: usize,
 }
 
@@ -103,7 +104,7 @@ impl Default for View {
 
 impl View {
     /// A view that looks through at most `budget` changes of a piece
-    /// before it replays them.
+    /// before it makes a copy of the ranges.
     pub(crate) fn with_budget(budget: usize) -> View {
         View {
             pages: PageCache::default(),
@@ -120,7 +121,7 @@ impl View {
         prepared: &Prepared,
         mut watch: Option<&mut Watch>,
     ) -> Audit {
-        // The watch asks of every pointer: the changes are replayed.
+        // The watch asks of every pointer: a copy is made from the start.
         let budget = if watch.is_some() { 0 } else { self.budget };
         let mut now = Overlay::new(&prepared.after, &prepared.changes, budget);
         self.pages.start(number);
@@ -142,7 +143,7 @@ impl View {
             let next = match watch {
                 Some(_) => k,
                 None => {
-                    let run = launches[k].first as usize..piece.pointer_end(&launches[until - 1]);
+                    let run = launches[k].pointers().start..launches[until - 1].pointers().end;
                     let addresses = &piece.addresses[run.clone()];
                     match addresses.iter().position(|&a| !self.whole(&now, a)) {
                         None => {
@@ -159,7 +160,7 @@ impl View {
                 }
             };
             let l = &launches[next];
-            let ptrs = piece.pointers(l.first, l.count);
+            let ptrs = piece.pointers(l.pointers());
             self.launch(&now, l.seq, piece.name_of(l), ptrs, &mut audit, &mut watch);
             k = next + 1;
         }
@@ -173,9 +174,8 @@ impl View {
     /// to be asked again.
     fn catch_up(&mut self, now: &mut Overlay<'_>, k: Option<usize>) {
         while let Some(c) = now.next_before(k) {
-            let (Change::Add(r) | Change::Remove(r)) = c;
-            if r.freed.is_none() {
-                self.pages.forget(Met::of(&r));
+            if let Some(m) = Met::of_change(&c) {
+                self.pages.forget(m);
             }
         }
     }

@@ -26,6 +26,8 @@
 //! answer whichever launch it came from, so a fingerprint collision costs a
 //! walk, never a wrong result.
 
+use crate::archive::format::launch::{offsets, pointer_words, ArgKind};
+
 /// Layouts kept (a power of two).
 const SLOTS: usize = 1024;
 /// Checks are made in groups of this many (unused ones compare nothing), so
@@ -163,41 +165,39 @@ impl Layout {
             )?;
             let value = pos + 3;
             pos = value + usize::from(size);
-            match kind {
-                1 if size == 8 && listed => l.word(value, i)?,
-                3 if !listed => {
-                    let n = u16_at(pos)?;
-                    l.check(pos + 2, u32::from(n) << 16, POINTERS_MASK)?;
-                    pos += 2 + 2 * usize::from(n);
+            let mut list: &[u8] = &[];
+            if kind == 3 {
+                let n = u16_at(pos)?;
+                let at = pos + 2;
+                list = args.get(at..at + 2 * usize::from(n))?;
+                l.check_offsets(at, n, list, listed)?;
+                pos = at + list.len();
+            }
+            if listed {
+                let kind = ArgKind::from_byte(kind);
+                for at in pointer_words(kind, usize::from(size), offsets(list)) {
+                    l.word(value + at, i)?;
                 }
-                3 => {
-                    let n = u16_at(pos)?;
-                    let offsets = pos + 2;
-                    if n == 0 {
-                        l.check(offsets, 0, POINTERS_MASK)?;
-                    }
-                    for k in 0..usize::from(n) {
-                        let off = u16_at(offsets + 2 * k)?;
-                        match k {
-                            0 => l.check(
-                                offsets + 2,
-                                u32::from(n) | u32::from(off) << 16,
-                                WHOLE_MASK,
-                            )?,
-                            _ => {
-                                l.check(offsets + 2 * k + 2, u32::from(off) << 16, POINTERS_MASK)?
-                            }
-                        }
-                        if usize::from(off) + 8 <= usize::from(size) {
-                            l.word(value + usize::from(off), i)?;
-                        }
-                    }
-                    pos = offsets + 2 * usize::from(n);
-                }
-                _ => {}
             }
         }
         (pos == args.len()).then_some(l)
+    }
+
+    /// Checks a kind-3 entry's pointer count `n` and, when its words are
+    /// `listed`, its offsets `list`, which start at `at`: the first offset
+    /// in the load that checks the count, each later one in a load of its
+    /// own. `None` when full.
+    fn check_offsets(&mut self, at: usize, n: u16, list: &[u8], listed: bool) -> Option<()> {
+        if !listed || n == 0 {
+            return self.check(at, u32::from(n) << 16, POINTERS_MASK);
+        }
+        for (k, off) in offsets(list).enumerate() {
+            match k {
+                0 => self.check(at + 2, u32::from(n) | u32::from(off) << 16, WHOLE_MASK)?,
+                _ => self.check(at + 2 * k + 2, u32::from(off) << 16, POINTERS_MASK)?,
+            }
+        }
+        Some(())
     }
 
     /// Lists a pointer word of argument `arg` at `at`; `None` when full.
@@ -330,7 +330,7 @@ mod tests {
     /// The pointer words of `entries` by reference §10.2: the value of a
     /// kind-1 entry of 8 bytes, and the words at a kind-3 entry's offsets
     /// that lie inside its value; with their argument index.
-    fn pointer_words(entries: &[Entry]) -> Vec<(u16, u64)> {
+    fn words_by_reference(entries: &[Entry]) -> Vec<(u16, u64)> {
         let mut words = Vec::new();
         for (i, (kind, bytes, offsets)) in entries.iter().enumerate() {
             let word = |at: usize| bytes.get(at..at + 8).map(|w| le_u64(w, 0));
@@ -439,7 +439,7 @@ mod tests {
                         .iter()
                         .map(|w| (w.arg, le_u64(args, usize::from(w.at))))
                         .collect();
-                    assert_eq!(read, pointer_words(&signatures[k]), "{r:?}");
+                    assert_eq!(read, words_by_reference(&signatures[k]), "{r:?}");
                 }
             }
             assert_eq!(
@@ -496,7 +496,7 @@ mod tests {
             .iter()
             .map(|w| (w.arg, le_u64(l.arg_bytes(), usize::from(w.at))))
             .collect();
-        assert_eq!(read, pointer_words(&full));
+        assert_eq!(read, words_by_reference(&full));
         assert_eq!(read.len(), MAX_WORDS);
     }
 
