@@ -148,11 +148,6 @@ impl Arg<'_> {
     pub fn offsets(&self) -> impl Iterator<Item = u16> + '_ {
         offsets(self.pointer_offsets)
     }
-
-    /// Where its pointer words lie in its bytes ([`pointer_words`]).
-    pub(in crate::archive) fn pointer_words(&self) -> impl Iterator<Item = usize> + '_ {
-        pointer_words(self.kind, self.bytes.len(), self.offsets())
-    }
 }
 
 /// The u16 offsets of a kind-3 entry's raw offset list.

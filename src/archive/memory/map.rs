@@ -187,6 +187,11 @@ impl AllocationMap {
         }
     }
 
+    /// Whether region records are left to merge between events.
+    pub(crate) fn regions_left(&self) -> bool {
+        self.next_region < self.regions.len()
+    }
+
     /// Live ranges now.
     pub fn live_count(&self) -> usize {
         self.ranges.live_count()
@@ -249,10 +254,10 @@ impl AllocationMap {
         prepared.clear();
         // The changes are recorded into the piece's (empty) buffer.
         std::mem::swap(&mut self.changes, &mut prepared.changes);
-        if watch.is_none() && self.next_region == self.regions.len() {
+        if watch.is_none() && !self.regions_left() {
             // No region record is left to merge between the launches.
             for m in &piece.memory {
-                self.event = m.before;
+                self.event = m.at + 1;
                 self.memory_op(m.stamp, m.op, &mut None);
             }
         } else {
@@ -440,13 +445,13 @@ mod tests {
         for q in ptrs {
             p.pointer(q.arg, q.address);
         }
-        for &(seq, op) in events {
+        for (at, &(seq, op)) in events.iter().enumerate() {
             let stamp = Stamp {
                 seq,
                 ns: 1000 + seq,
                 thread: 1,
             };
-            p.push(stamp, op);
+            p.push(at as u32, stamp, op);
         }
         p.names = vec![b"k".to_vec().into_boxed_slice()];
         p

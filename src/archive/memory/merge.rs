@@ -1,65 +1,52 @@
-//! Per-piece results applied to the allocation map in stream order, and
-//! their audits run on whichever decoder is free.
+//! Per-piece allocations and frees applied to the allocation map in
+//! stream order, each piece then audited by its own decoder.
 //!
 //! Decoders take pieces from the cutter in file order, each numbered as it
-//! is taken (under the cutter's lock), and finish them in any order. A
-//! finished piece is handed in under a short lock; the decoder that hands
-//! in the piece next due, when no other is applying, applies it and every
-//! later piece handed in meanwhile to the map, outside that lock: only
-//! their allocations and frees, each piece with a copy of the map's ranges
-//! as they stood before it ([`super::view`]). Each applied piece is then
-//! ready for its audit, which any decoder runs after handing its own piece
-//! in; the audits are added up in stream order.
-//!
-//! A piece handed in early waits; past [`MAX_WAITING`] pieces waiting (for
-//! their turn or their audit) or being audited, a decoder whose piece is
-//! not due runs an audit, or waits for room when there is none to run, so
-//! memory stays bounded when the map falls behind. With a watch (a query), each piece is
-//! audited right after it is applied, under the map's lock, so the watch
-//! hears of the launches in stream order.
+//! is settled, and take each piece's allocations and frees out of it
+//! before tallying it. A decoder hands them in under a short lock; the
+//! decoder that hands in the piece next due, when no other is applying,
+//! applies it and every later piece handed in meanwhile to the map,
+//! outside that lock, each with a copy of the map's ranges as they stand
+//! after it ([`super::view`]). Each decoder waits for its own piece to be
+//! applied (the pieces before it were taken out first, so the wait is
+//! short) and then audits it as it tallies it; the audits are added up in
+//! stream order. A piece waiting holds only its allocations and frees, one
+//! per decoder at most. With a watch (a query), each piece is audited right
+//! after it is applied, under the map's lock, so the watch hears of the
+//! launches in stream order.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::archive::memory::map::AllocationMap;
-use crate::archive::memory::ops::PieceOps;
+use crate::archive::memory::ops::{Launches, PieceOps};
 use crate::archive::memory::page_cache::ChangeLog;
 use crate::archive::memory::view::{Audit, Prepared, View};
 use crate::archive::memory::watch::Watch;
 
-/// Pieces waiting for their turn, waiting for their audit or being
-/// audited, at most (a piece holds the map's events of one 2 MiB window,
-/// about a megabyte).
-const MAX_WAITING: usize = 4;
-/// Emptied piece buffers kept for reuse at most.
-const MAX_SPARE: usize = 2;
-
-/// An applied piece waiting for its audit.
-struct Ready {
-    number: u64,
+/// A piece applied, for its decoder to take back.
+struct Applied {
     ops: PieceOps,
     prepared: Prepared,
+    /// Audited already (with a watch).
+    audited: bool,
 }
 
 struct Queue {
     /// Number of the next piece due.
     next: u64,
-    /// Pieces handed in before their turn.
-    waiting: BTreeMap<u64, PieceOps>,
-    /// Pieces applied, waiting for their audit, oldest first.
-    ready: VecDeque<Ready>,
-    /// Emptied buffers, for the next decoder that hands a piece in.
-    spare: Vec<PieceOps>,
-    spare_prepared: Vec<Prepared>,
-    views: Vec<View>,
+    /// Pieces handed in before their turn, with the buffer each is
+    /// prepared into.
+    waiting: BTreeMap<u64, (PieceOps, Prepared)>,
+    /// Pieces applied, for their decoders.
+    applied: BTreeMap<u64, Applied>,
     /// The pages the live changes of the last pieces applied met, for the
     /// views' page caches.
     log: ChangeLog,
-    /// Pieces being audited.
-    auditing: usize,
     /// A decoder is applying pieces.
     applying: bool,
-    /// A decoder failed: nobody waits for room any more.
+    /// A decoder failed: nobody waits for a piece any more.
     abandoned: bool,
     /// The audits of the pieces before `audited`, added up, and those of
     /// later pieces done before their turn.
@@ -79,13 +66,29 @@ impl Queue {
     }
 }
 
+/// What a decoder is to do with its piece once the map has applied it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Turn {
+    /// Audit it from the ranges it was prepared ([`super::view::PieceAudit`]).
+    Audit,
+    /// Nothing: it was audited as it was applied (with a watch).
+    Audited,
+    /// Stop: a decoder failed, so the pieces before may never come.
+    Abandoned,
+}
+
 /// The map shared by the decoders of one pass.
 pub struct OrderedMap {
     queue: Mutex<Queue>,
-    /// Signalled when a waiting piece was applied.
-    room: Condvar,
+    /// Signalled when a piece was applied.
+    applied: Condvar,
     /// Locked only by the one decoder applying pieces.
     map: Mutex<Applier>,
+    /// Region records are left to merge, or a watch listens: the pieces'
+    /// launches are taken too.
+    launches: AtomicBool,
+    /// A watch listens.
+    watching: bool,
 }
 
 /// The map, and with a watch the view its pieces are audited in.
@@ -102,23 +105,22 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl OrderedMap {
     /// An empty map (and watch, for a query) that pieces are applied to.
     pub fn new(map: AllocationMap, watch: Option<Watch>) -> OrderedMap {
+        let launches = AtomicBool::new(map.regions_left());
         OrderedMap {
             queue: Mutex::new(Queue {
                 next: 0,
                 waiting: BTreeMap::new(),
-                ready: VecDeque::new(),
-                spare: Vec::new(),
-                spare_prepared: Vec::new(),
-                views: Vec::new(),
+                applied: BTreeMap::new(),
                 log: ChangeLog::default(),
-                auditing: 0,
                 applying: false,
                 abandoned: false,
                 audit: Audit::default(),
                 audited: 0,
                 audits: BTreeMap::new(),
             }),
-            room: Condvar::new(),
+            applied: Condvar::new(),
+            launches,
+            watching: watch.is_some(),
             map: Mutex::new(Applier {
                 map,
                 watch,
@@ -127,113 +129,109 @@ impl OrderedMap {
         }
     }
 
-    /// Hands in piece number `n`; applies it, and the pieces due after it,
-    /// when it is due and no other decoder is applying; then audits the
-    /// pieces ready for it. `ops` is left empty and ready for the
-    /// decoder's next piece.
-    pub fn submit(&self, n: u64, ops: &mut PieceOps) {
-        let mut q = lock(&self.queue);
-        while q.waiting.len() + q.ready.len() + q.auditing >= MAX_WAITING
-            && n != q.next
-            && !q.abandoned
-        {
-            // Room comes from audits: run one while there is one to run.
-            q = match q.ready.pop_front() {
-                Some(r) => self.audit_one(q, r),
-                None => self.room.wait(q).unwrap_or_else(|e| e.into_inner()),
-            };
+    /// What a piece handed in now must hold of its launches. Region
+    /// records only run out, so a piece taken out as [`Launches::Skip`]
+    /// never meets one.
+    pub(crate) fn launches(&self) -> Launches {
+        match (self.watching, self.launches.load(Ordering::Relaxed)) {
+            (true, _) => Launches::Full,
+            (false, true) => Launches::Stamps,
+            (false, false) => Launches::Skip,
         }
-        let empty = q.spare.pop().unwrap_or_default();
-        q.waiting.insert(n, std::mem::replace(ops, empty));
+    }
+
+    /// Hands in piece number `n` (its events `ops`, and `prepared` to
+    /// prepare it into); applies it, and the pieces due after it, when it
+    /// is due and no other decoder is applying; then waits until it is
+    /// applied, and gives `ops` and `prepared` back with `view` caught up
+    /// to it.
+    pub(crate) fn prepare(
+        &self,
+        n: u64,
+        ops: &mut PieceOps,
+        prepared: &mut Prepared,
+        view: &mut View,
+    ) -> Turn {
+        let mut q = lock(&self.queue);
+        let handed = (std::mem::take(ops), std::mem::take(prepared));
+        q.waiting.insert(n, handed);
         if !q.applying {
             q.applying = true;
             loop {
                 let due = q.next;
-                let Some(piece) = q.waiting.remove(&due) else {
+                let Some((piece, prepared)) = q.waiting.remove(&due) else {
                     break;
                 };
-                let prepared = q.spare_prepared.pop().unwrap_or_default();
                 drop(q);
-                let (ready, audit) = self.apply(due, piece, prepared);
+                let applied = self.apply(due, piece, prepared);
                 q = lock(&self.queue);
                 q.next += 1;
-                q.log.applied(due, &ready.prepared.changes);
-                match audit {
-                    Some(audit) => {
-                        q.audited(due, audit);
-                        Self::recycle(&mut q, ready);
-                        self.room.notify_all();
-                    }
-                    None => q.ready.push_back(ready),
+                q.log.applied(due, &applied.0.prepared.changes);
+                if let Some(audit) = applied.1 {
+                    q.audited(due, audit);
                 }
+                q.applied.insert(due, applied.0);
+                self.applied.notify_all();
             }
             q.applying = false;
         }
-        while let Some(r) = q.ready.pop_front() {
-            q = self.audit_one(q, r);
+        loop {
+            if let Some(a) = q.applied.remove(&n) {
+                *ops = a.ops;
+                *prepared = a.prepared;
+                if a.audited {
+                    return Turn::Audited;
+                }
+                view.pages.catch_up(n, &q.log);
+                return Turn::Audit;
+            }
+            if q.abandoned {
+                return Turn::Abandoned;
+            }
+            q = self.applied.wait(q).unwrap_or_else(|e| e.into_inner());
         }
+    }
+
+    /// Adds the audit of piece `n`.
+    pub(crate) fn audited(&self, n: u64, audit: Audit) {
+        lock(&self.queue).audited(n, audit);
     }
 
     /// Applies piece `number` to the map; with a watch, audits it too.
-    fn apply(&self, number: u64, ops: PieceOps, mut prepared: Prepared) -> (Ready, Option<Audit>) {
+    fn apply(
+        &self,
+        number: u64,
+        ops: PieceOps,
+        mut prepared: Prepared,
+    ) -> (Applied, Option<Audit>) {
         let mut a = lock(&self.map);
         let Applier { map, watch, view } = &mut *a;
         map.apply(&ops, &mut prepared, watch.as_mut());
+        if !map.regions_left() {
+            self.launches.store(false, Ordering::Relaxed);
+        }
         let audit = watch
             .as_mut()
             .map(|w| view.audit(number, &ops, &prepared, Some(w)));
-        let ready = Ready {
-            number,
+        let applied = Applied {
             ops,
             prepared,
+            audited: audit.is_some(),
         };
-        (ready, audit)
+        (applied, audit)
     }
 
-    /// Audits applied piece `r` outside the queue's lock.
-    fn audit_one<'a>(&'a self, mut q: MutexGuard<'a, Queue>, r: Ready) -> MutexGuard<'a, Queue> {
-        let mut view = q.views.pop().unwrap_or_default();
-        view.pages.catch_up(r.number, &q.log);
-        q.auditing += 1;
-        drop(q);
-        let audit = view.audit(r.number, &r.ops, &r.prepared, None);
-        q = lock(&self.queue);
-        q.auditing -= 1;
-        q.audited(r.number, audit);
-        q.views.push(view);
-        Self::recycle(&mut q, r);
-        self.room.notify_all();
-        q
-    }
-
-    /// Keeps an audited piece's buffers for later pieces, a few: each
-    /// keeps the room of the largest piece it held.
-    fn recycle(q: &mut Queue, mut r: Ready) {
-        if q.spare.len() < MAX_SPARE {
-            r.ops.clear();
-            q.spare.push(r.ops);
-        }
-        if q.spare_prepared.len() < MAX_SPARE {
-            r.prepared.clear();
-            q.spare_prepared.push(r.prepared);
-        }
-    }
-
-    /// Lets every decoder waiting for room go on: a decoder failed, so the
-    /// piece they wait behind may never come (the pass reports the failure).
+    /// Lets every decoder waiting for its piece go on: a decoder failed,
+    /// so a piece before theirs may never come (the pass reports the
+    /// failure).
     pub fn abandon(&self) {
         lock(&self.queue).abandoned = true;
-        self.room.notify_all();
+        self.applied.notify_all();
     }
 
     /// The map after every piece (and the region records after the last
     /// event), with its audit and the watch's findings.
     pub fn finish(self) -> (AllocationMap, Option<Watch>) {
-        let mut q = lock(&self.queue);
-        while let Some(r) = q.ready.pop_front() {
-            q = self.audit_one(q, r);
-        }
-        drop(q);
         let audit = std::mem::take(&mut lock(&self.queue).audit);
         let a = self.map.into_inner().unwrap_or_else(|e| e.into_inner());
         let (mut map, mut watch) = (a.map, a.watch);

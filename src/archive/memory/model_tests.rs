@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use crate::archive::format::apis::id;
 use crate::archive::format::regions::RegionRecord;
 use crate::archive::memory::map::{AllocationMap, Totals, MAX_EXAMPLES};
-use crate::archive::memory::merge::OrderedMap;
+use crate::archive::memory::merge::{OrderedMap, Turn};
 use crate::archive::memory::ops::{Op, PieceOps, Pointer, Stamp};
 use crate::archive::memory::overlay::SCAN_BUDGET;
 use crate::archive::memory::page_cache::ChangeLog;
@@ -379,13 +379,20 @@ fn generated(gen: &[(u8, u64, u64)]) -> (Stream, Vec<RegionRecord>) {
     (s, regions)
 }
 
-/// The stream's events cut into pieces before the indexes `cuts` and
-/// handed to an ordered map with `regions`: the map at the end of the
-/// stream.
+/// The stream's events cut into pieces before the indexes `cuts`, handed
+/// to an ordered map with `regions` and each audited as a decoder audits
+/// it: the map at the end of the stream.
 fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> AllocationMap {
     let map = OrderedMap::new(AllocationMap::new(regions, false), None);
+    let (mut prepared, mut view) = (Prepared::default(), View::default());
     for (n, mut piece) in cut(s, cuts).into_iter().enumerate() {
-        map.submit(n as u64, &mut piece);
+        let n = n as u64;
+        assert_eq!(
+            map.prepare(n, &mut piece, &mut prepared, &mut view),
+            Turn::Audit
+        );
+        let audit = view.audit(n, &piece, &prepared, None);
+        map.audited(n, audit);
     }
     map.finish().0
 }
@@ -401,7 +408,7 @@ fn cut(s: &Stream, cuts: Vec<usize>) -> Vec<PieceOps> {
     let mut pieces = Vec::new();
     for &end in &cuts {
         let mut piece = PieceOps::default();
-        for &(seq, op) in &events[start..end] {
+        for (at, &(seq, op)) in events[start..end].iter().enumerate() {
             let op = match op {
                 Op::Launch {
                     kernel,
@@ -425,7 +432,7 @@ fn cut(s: &Stream, cuts: Vec<usize>) -> Vec<PieceOps> {
                 ns: Stream::ns(seq),
                 thread: 1,
             };
-            piece.push(stamp, op);
+            piece.push(at as u32, stamp, op);
         }
         piece.names = vec![b"k".to_vec().into_boxed_slice()];
         pieces.push(piece);

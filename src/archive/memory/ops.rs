@@ -1,17 +1,20 @@
 //! What the allocation map needs from one piece of the stream, taken out
-//! by the decoder that tallies the piece: allocations, frees and the
-//! pointer arguments of launches, in file order. The map itself depends
-//! on event order, so pieces are applied one after the other in stream
-//! order (`merge.rs`), while the decoding that finds these events stays
-//! parallel.
+//! by the decoder of the piece before it tallies it: allocations and
+//! frees, and where region records are left to merge or a watch listens,
+//! the launches, each with the index of its record in the piece. The map
+//! depends on event order, so pieces are applied one after the other in
+//! stream order (`merge.rs`); the launches' pointers are then audited as
+//! the piece is tallied (`view.rs`), in parallel.
 
 use rustc_hash::FxHashMap;
 
-use crate::archive::format::apis::id;
-use crate::archive::format::framing::{le_u64, EVENT_HEADER_LEN};
-use crate::archive::format::launch::Launch;
+use crate::archive::format::apis::{id, is_launch, ApiTable, V7_COUNT};
+use crate::archive::format::framing::{le_u16, le_u64, EVENT_HEADER_LEN};
+use crate::archive::format::launch::{self, Launch};
 use crate::archive::format::payloads::{self, Payload};
 use crate::archive::summary::arg_shapes::Word;
+use crate::archive::summary::chunks::Records;
+use crate::archive::summary::kernel_table::fingerprint;
 
 /// Where an event came from: the header fields the map keeps.
 #[derive(Debug, Clone, Copy, Default)]
@@ -61,32 +64,32 @@ impl Pointers<'_> {
     }
 }
 
-/// An allocation or free of a piece, with the number of the piece's
-/// launches before it.
+/// An allocation or free of a piece, with the index of its record.
 #[derive(Debug, Clone, Copy)]
 pub struct MemoryOp {
     /// Its header fields.
     pub stamp: Stamp,
     /// [`Op::Alloc`] or [`Op::Free`].
     pub op: Op,
-    /// Launches of the piece before it: the index of the next one.
-    pub before: u32,
+    /// Index of its record among the piece's.
+    pub at: u32,
 }
 
-/// A launch of a piece: what the audit and the region merge need, in 32
-/// bytes (most of a piece's events are launches).
+/// A launch of a piece: what the region merge and a watch need.
 #[derive(Debug, Clone, Copy)]
 pub struct LaunchOp {
     /// `sequence_id`.
     pub seq: u64,
     /// `timestamp_ns`, where region records are merged.
     pub ns: u64,
-    /// Index into [`PieceOps::names`].
+    /// Index into [`PieceOps::names`] (a watch's launches only).
     pub kernel: u32,
     /// Its pointers: the piece's pointers `first..first + count`.
     pub first: u32,
     /// Number of its pointers.
     pub count: u32,
+    /// Index of its record among the piece's.
+    pub at: u32,
 }
 
 impl LaunchOp {
@@ -111,31 +114,34 @@ impl LaunchOp {
     }
 }
 
+/// What the map takes of a piece's launches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Launches {
+    /// Nothing: no region record is left to merge between them.
+    Skip,
+    /// Their stamps, where region records are merged by time.
+    Stamps,
+    /// Their kernels and pointers too, for a watch.
+    Full,
+}
+
 /// The map's events of one piece: its allocations and frees, and apart
-/// from them its launches, each in file order, so the map walks the few
-/// allocations and frees alone.
+/// from them its launches when they are taken, each in file order.
 #[derive(Default)]
 pub struct PieceOps {
     /// Allocations and frees.
     pub memory: Vec<MemoryOp>,
     /// Launches.
     pub launches: Vec<LaunchOp>,
-    /// The launches' pointers: their addresses (the audit's loop reads
-    /// only these) and, apart, their argument indexes.
+    /// The launches' pointers: their addresses and, apart, their argument
+    /// indexes.
     pub addresses: Vec<u64>,
     /// The argument index of each address.
     pub args: Vec<u16>,
     /// Kernel names of this piece's launches, each once.
     pub names: Vec<Box<[u8]>>,
-    /// Name index by the kernel's entry in the decoder's kernel table
-    /// (`u32::MAX`: not in this piece yet), so a launch's name is found
-    /// with no second hash or compare.
-    by_entry: Vec<u32>,
-    /// The entries set in `by_entry`, to reset them for the next piece.
-    entries: Vec<u32>,
-    /// Name index of untracked kernels (past the kernel table's caps) by
-    /// fingerprint; checked against the bytes, so a fingerprint collision
-    /// only adds a name.
+    /// Name index by fingerprint; checked against the bytes, so a
+    /// fingerprint collision only adds a name.
     by_fp: FxHashMap<u64, u32>,
 }
 
@@ -160,15 +166,27 @@ const FREES: [u16; 4] = [
     id::HIP_FREE_HOST,
 ];
 
+/// Whether each v7 id allocates or frees, so a piece's records are sorted
+/// with one load each.
+const MEMORY_IDS: [bool; V7_COUNT as usize] = {
+    let mut ids = [false; V7_COUNT as usize];
+    let mut i = 0;
+    while i < ALLOCS.len() {
+        ids[ALLOCS[i] as usize] = true;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < FREES.len() {
+        ids[FREES[i] as usize] = true;
+        i += 1;
+    }
+    ids
+};
+
 /// Names of the allocating and freeing APIs the map follows, for the
 /// README and `archive memory`.
 pub fn covered_apis() -> impl Iterator<Item = u16> {
     ALLOCS.into_iter().chain(FREES)
-}
-
-/// Whether v7 id `api` allocates or frees a range the map follows.
-pub(crate) fn is_memory_api(api: u16) -> bool {
-    covered_apis().any(|a| a == api)
 }
 
 fn stamp(head: &[u8; EVENT_HEADER_LEN]) -> Stamp {
@@ -179,6 +197,43 @@ fn stamp(head: &[u8; EVENT_HEADER_LEN]) -> Stamp {
     }
 }
 
+/// The non-null pointer words of a launch whose argument bytes are `args`,
+/// at the words its argument layout lists.
+#[inline]
+pub(in crate::archive) fn listed_pointers<'l>(
+    args: &'l [u8],
+    words: &'l [Word],
+) -> impl Iterator<Item = Pointer> + 'l {
+    words.iter().filter_map(|w| {
+        let b = args.get(usize::from(w.at)..)?.first_chunk()?;
+        let address = u64::from_le_bytes(*b);
+        (address != 0).then_some(Pointer {
+            arg: w.arg,
+            address,
+        })
+    })
+}
+
+/// The non-null pointer words of `l`, found by walking its entries: whole
+/// (kind 1, an 8-byte value) and embedded (kind 3, the 8-byte words at the
+/// recorded offsets that lie inside the argument).
+pub(in crate::archive) fn walked_pointers<'l>(
+    l: &Launch<'l>,
+) -> impl Iterator<Item = Pointer> + 'l {
+    l.args().enumerate().flat_map(|(i, a)| {
+        let bytes = a.bytes;
+        launch::pointer_words(a.kind, bytes.len(), launch::offsets(a.pointer_offsets)).filter_map(
+            move |at| {
+                let address = le_u64(bytes, at);
+                (address != 0).then_some(Pointer {
+                    arg: i as u16,
+                    address,
+                })
+            },
+        )
+    })
+}
+
 impl PieceOps {
     /// Empties the piece for reuse, keeping its buffers.
     pub(crate) fn clear(&mut self) {
@@ -187,16 +242,35 @@ impl PieceOps {
         self.addresses.clear();
         self.args.clear();
         self.names.clear();
-        for e in self.entries.drain(..) {
-            self.by_entry[e as usize] = u32::MAX;
-        }
         self.by_fp.clear();
     }
 
-    /// Takes an allocation or free of v7 id `api` (one of
-    /// [`is_memory_api`]) from `record`; a record shorter than its struct
-    /// is left out, as it is not decoded.
-    pub(crate) fn memory_event(&mut self, api: u16, head: &[u8; EVENT_HEADER_LEN], record: &[u8]) {
+    /// Takes the map's events out of the records of one piece (read with
+    /// `table`): its allocations and frees, and its launches as `launches`
+    /// says. A record shorter than its struct is left out, as is a launch
+    /// whose payload does not parse: neither is decoded.
+    pub(crate) fn scan(&mut self, records: Records<'_>, table: ApiTable, launches: Launches) {
+        self.clear();
+        for (at, (record, _)) in records.iter().enumerate() {
+            let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
+                continue;
+            };
+            let Some(api) = table.canonical(le_u16(head, 0)) else {
+                continue;
+            };
+            let at = at as u32;
+            if MEMORY_IDS.get(usize::from(api)) == Some(&true) {
+                self.memory_event(at, api, head, record);
+            } else if launches != Launches::Skip && is_launch(api) {
+                if let Ok(l) = Launch::parse(record) {
+                    self.launch(at, head, &l, launches == Launches::Full);
+                }
+            }
+        }
+    }
+
+    /// Takes an allocation or free of v7 id `api` from `record`.
+    fn memory_event(&mut self, at: u32, api: u16, head: &[u8; EVENT_HEADER_LEN], record: &[u8]) {
         let op = match payloads::decode(Some(api), record) {
             Payload::Alloc { ptr, size, .. } => Op::Alloc {
                 api,
@@ -206,12 +280,35 @@ impl PieceOps {
             Payload::Free { ptr, .. } => Op::Free { api, ptr },
             _ => return,
         };
-        self.push(stamp(head), op);
+        self.push(at, stamp(head), op);
     }
 
-    /// Adds the next event of the piece; a launch's pointers are
-    /// the piece's pointers `first..first + count`, taken already.
-    pub(crate) fn push(&mut self, stamp: Stamp, op: Op) {
+    /// Takes a parsed launch: its stamp, and with `full` its kernel and
+    /// non-null pointer arguments.
+    fn launch(&mut self, at: u32, head: &[u8; EVENT_HEADER_LEN], l: &Launch<'_>, full: bool) {
+        let first = self.addresses.len() as u32;
+        let kernel = match full {
+            true => {
+                for p in walked_pointers(l) {
+                    self.pointer(p.arg, p.address);
+                }
+                self.name(l.name)
+            }
+            false => 0,
+        };
+        let count = self.addresses.len() as u32 - first;
+        let op = Op::Launch {
+            kernel,
+            first,
+            count,
+        };
+        self.push(at, stamp(head), op);
+    }
+
+    /// Adds the event of the piece's record `at` (after those added
+    /// before); a launch's pointers are the piece's pointers
+    /// `first..first + count`, taken already.
+    pub(crate) fn push(&mut self, at: u32, stamp: Stamp, op: Op) {
         match op {
             Op::Launch {
                 kernel,
@@ -223,81 +320,33 @@ impl PieceOps {
                 kernel,
                 first,
                 count,
+                at,
             }),
-            _ => self.memory.push(MemoryOp {
-                stamp,
-                op,
-                before: self.launches.len() as u32,
-            }),
+            _ => self.memory.push(MemoryOp { stamp, op, at }),
         }
     }
 
     /// Every event of the piece in file order, each with the index of the
-    /// next launch (a launch's own index).
+    /// first record the changes it makes are in effect for: a launch's own
+    /// (what is applied before it is in effect at it), the next record's
+    /// for an allocation or free.
     pub(crate) fn in_order(&self) -> impl Iterator<Item = (u32, Stamp, Op)> + '_ {
-        let launch = |k: usize| {
-            let (stamp, op) = self.launches[k].event();
-            (k as u32, stamp, op)
+        let launch = |l: &LaunchOp| {
+            let (stamp, op) = l.event();
+            (l.at, stamp, op)
         };
         let mut next = 0;
         let memory = self.memory.iter().flat_map(move |m| {
-            let before = (next..m.before as usize).map(launch);
-            next = m.before as usize;
-            before.chain(std::iter::once((m.before, m.stamp, m.op)))
+            let end = self.launches[next..].partition_point(|l| l.at < m.at) + next;
+            let before = self.launches[next..end].iter().map(launch);
+            next = end;
+            before.chain(std::iter::once((m.at + 1, m.stamp, m.op)))
         });
-        let last = self.memory.last().map_or(0, |m| m.before as usize);
-        memory.chain((last..self.launches.len()).map(launch))
-    }
-
-    /// Takes a parsed launch: its non-null pointer arguments, whole (kind
-    /// 1, an 8-byte value) and embedded (kind 3, the 8-byte words at the
-    /// recorded offsets that lie inside the argument), read at `words`
-    /// when its argument layout lists them, found by walking its entries
-    /// otherwise. `entry` is its kernel's entry in the decoder's kernel
-    /// table, `fp` the fingerprint of its name.
-    pub(in crate::archive) fn launch(
-        &mut self,
-        head: &[u8; EVENT_HEADER_LEN],
-        l: &Launch<'_>,
-        words: Option<&[Word]>,
-        entry: Option<u32>,
-        fp: u64,
-    ) {
-        let first = self.addresses.len() as u32;
-        match words {
-            Some(words) => self.words(l.arg_bytes(), words),
-            None => self.walk(l),
-        }
-        let kernel = match entry {
-            Some(e) => self.name_of_entry(l.name, e),
-            None => self.name(l.name, fp),
-        };
-        let count = self.addresses.len() as u32 - first;
-        let op = Op::Launch {
-            kernel,
-            first,
-            count,
-        };
-        self.push(stamp(head), op);
-    }
-
-    /// Takes the pointer words of `args` at `words`.
-    #[inline]
-    fn words(&mut self, args: &[u8], words: &[Word]) {
-        for w in words {
-            if let Some(b) = args.get(usize::from(w.at)..).and_then(<[u8]>::first_chunk) {
-                self.pointer(w.arg, u64::from_le_bytes(*b));
-            }
-        }
-    }
-
-    /// Takes the pointer words of `l` by walking its entries.
-    fn walk(&mut self, l: &Launch<'_>) {
-        for (i, a) in l.args().enumerate() {
-            for at in a.pointer_words() {
-                self.pointer(i as u16, le_u64(a.bytes, at));
-            }
-        }
+        let last = self
+            .memory
+            .last()
+            .map_or(0, |m| self.launches.partition_point(|l| l.at < m.at));
+        memory.chain(self.launches[last..].iter().map(launch))
     }
 
     /// The kernel name and pointers of `op` when it is a launch of this
@@ -329,7 +378,6 @@ impl PieceOps {
     }
 
     /// Takes a non-null pointer.
-    #[inline]
     pub(crate) fn pointer(&mut self, arg: u16, address: u64) {
         if address != 0 {
             self.addresses.push(address);
@@ -337,20 +385,8 @@ impl PieceOps {
         }
     }
 
-    fn name_of_entry(&mut self, name: &[u8], entry: u32) -> u32 {
-        let e = entry as usize;
-        if e >= self.by_entry.len() {
-            self.by_entry.resize(e + 1, u32::MAX);
-        }
-        if self.by_entry[e] == u32::MAX {
-            self.by_entry[e] = self.names.len() as u32;
-            self.entries.push(entry);
-            self.names.push(name.into());
-        }
-        self.by_entry[e]
-    }
-
-    fn name(&mut self, name: &[u8], fp: u64) -> u32 {
+    fn name(&mut self, name: &[u8]) -> u32 {
+        let fp = fingerprint(name);
         if let Some(&i) = self.by_fp.get(&fp) {
             if self.names.get(i as usize).is_some_and(|n| **n == *name) {
                 return i;

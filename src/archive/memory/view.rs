@@ -1,14 +1,17 @@
-//! The launch pointer audit of one piece of the stream, run by any decoder
-//! while the map goes on with later pieces.
+//! The launch pointer audit of one piece of the stream, run by the
+//! decoder that tallies the piece while the map goes on with later pieces.
 //!
-//! The map applies a piece's allocations and frees in stream order
+//! The decoder takes the piece's allocations and frees out first
+//! ([`super::ops`]); the map applies them in stream order
 //! ([`super::map`]), recording each change it makes, and then hands the
 //! piece a copy of its ranges as they stand ([`Ranges`], persistent: the
-//! copy shares their nodes). Those are the piece's [`Prepared`]. The audit
-//! puts the changes in effect at the launches where they were made
-//! ([`Overlay`]), so at each launch it asks the map exactly as the map
-//! stood there: the audit's answers are those of the map itself, and only
-//! the allocations and frees stay serial.
+//! copy shares their nodes). Those are the piece's [`Prepared`]. As the
+//! decoder tallies the piece, the audit ([`PieceAudit`]) puts the changes
+//! in effect at the records where they were made ([`Overlay`]) and checks
+//! each launch's pointers as the launch is parsed, so at each launch it
+//! asks the map exactly as the map stood there: the audit's answers are
+//! those of the map itself, no pointer is kept, and only the allocations
+//! and frees stay serial.
 //!
 //! Most pointers fall in a page that one live range holds whole (a
 //! buffer's base and the offsets past it that kernels are passed): a view
@@ -17,7 +20,7 @@
 //! cache probe.
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
-use crate::archive::memory::ops::{PieceOps, Pointers};
+use crate::archive::memory::ops::{PieceOps, Pointer};
 use crate::archive::memory::overlay::{Overlay, SCAN_BUDGET};
 use crate::archive::memory::page_cache::{Met, PageCache};
 use crate::archive::memory::ranges::{Layers, Ranges};
@@ -42,8 +45,9 @@ pub(crate) struct Prepared {
     /// their nodes until the map changes them).
     pub(crate) after: Ranges,
     /// The changes made while applying the piece, each with the index of
-    /// the piece's next launch when it was made (region records applied
-    /// before a launch carry its index): they come before that launch.
+    /// the first of the piece's records it is in effect for (the record
+    /// after an allocation or free; a launch's own for the region records
+    /// applied before it).
     pub(crate) changes: Vec<(u32, Change)>,
 }
 
@@ -112,122 +116,132 @@ impl View {
         }
     }
 
-    /// Audits every launch of piece `number` against the map as `prepared`
-    /// describes it; `watch` hears of every pointer into its address.
+    /// Audits every launch `piece` holds (with their pointers: a watch's
+    /// pieces) against the map as `prepared` describes it; `watch` hears
+    /// of every pointer into its address.
     pub(crate) fn audit(
         &mut self,
         number: u64,
         piece: &PieceOps,
         prepared: &Prepared,
-        mut watch: Option<&mut Watch>,
+        watch: Option<&mut Watch>,
     ) -> Audit {
-        // The watch asks of every pointer: a copy is made from the start.
-        let budget = if watch.is_some() { 0 } else { self.budget };
-        let mut now = Overlay::new(&prepared.after, &prepared.changes, budget);
-        self.pages.start(number);
-        let mut audit = Audit {
-            pointer_args: piece.addresses.len() as u64,
-            ..Audit::default()
-        };
-        let launches = &piece.launches;
-        let mut k = 0;
-        while k < launches.len() {
-            self.catch_up(&mut now, Some(k));
-            // Launches `k..until` see the map as it is now; without a
-            // watch, their pointers (which lie side by side) are probed in
-            // one run, and only a launch with a pointer outside a whole
-            // page is checked pointer by pointer.
-            let until = now
-                .next_change()
-                .map_or(launches.len(), |at| at.min(launches.len()));
-            let next = match watch {
-                Some(_) => k,
-                None => {
-                    let run = launches[k].pointers().start..launches[until - 1].pointers().end;
-                    let addresses = &piece.addresses[run.clone()];
-                    match addresses.iter().position(|&a| !self.whole(&now, a)) {
-                        None => {
-                            k = until;
-                            continue;
-                        }
-                        // The launch holding that pointer: the first of the
-                        // run to end past it.
-                        Some(i) => {
-                            let i = (run.start + i) as u32;
-                            k + launches[k..until].partition_point(|l| l.first + l.count <= i)
-                        }
-                    }
-                }
-            };
-            let l = &launches[next];
+        let mut audit = PieceAudit::new(self, number, prepared, watch);
+        for l in &piece.launches {
             let ptrs = piece.pointers(l.pointers());
-            self.launch(&now, l.seq, piece.name_of(l), ptrs, &mut audit, &mut watch);
-            k = next + 1;
+            audit.launch(l.at, l.seq, piece.name_of(l), ptrs.iter());
         }
-        self.catch_up(&mut now, None);
-        self.pages.end(number);
-        audit
+        audit.finish()
+    }
+}
+
+/// The audit of one piece, launch by launch, as its records are read.
+pub(crate) struct PieceAudit<'a> {
+    view: &'a mut View,
+    now: Overlay<'a>,
+    number: u64,
+    audit: Audit,
+    watch: Option<&'a mut Watch>,
+}
+
+impl<'a> PieceAudit<'a> {
+    /// Starts the audit of piece `number` against the map as `prepared`
+    /// describes it; `watch` hears of every pointer into its address.
+    pub(crate) fn new(
+        view: &'a mut View,
+        number: u64,
+        prepared: &'a Prepared,
+        watch: Option<&'a mut Watch>,
+    ) -> PieceAudit<'a> {
+        // The watch asks of every pointer: a copy is made from the start.
+        let budget = if watch.is_some() { 0 } else { view.budget };
+        view.pages.start(number);
+        PieceAudit {
+            now: Overlay::new(&prepared.after, &prepared.changes, budget),
+            view,
+            number,
+            audit: Audit::default(),
+            watch,
+        }
     }
 
-    /// Puts in effect the changes made before launch `k` (all, for
-    /// `None`): a live range that came or went leaves the pages it meets
-    /// to be asked again.
-    fn catch_up(&mut self, now: &mut Overlay<'_>, k: Option<usize>) {
-        while let Some(c) = now.next_before(k) {
-            if let Some(m) = Met::of_change(&c) {
-                self.pages.forget(m);
-            }
-        }
-    }
-
-    /// Whether the page of `a` is whole now.
+    /// Checks the non-null pointers `ptrs` of the launch of kernel `name`
+    /// with sequence id `seq` at the piece's record `at` (launches come in
+    /// record order): most lie in a whole page and cost one probe.
     #[inline]
-    fn whole(&mut self, now: &Overlay<'_>, a: u64) -> bool {
-        self.pages.whole(a, |page| now.holds_page(page))
-    }
-
-    /// Checks each pointer of a launch.
-    fn launch(
+    pub(crate) fn launch(
         &mut self,
-        now: &Overlay<'_>,
+        at: u32,
         seq: u64,
         name: &[u8],
-        ptrs: Pointers<'_>,
-        audit: &mut Audit,
-        watch: &mut Option<&mut Watch>,
+        ptrs: impl Iterator<Item = Pointer>,
     ) {
+        if self.now.next_change().is_some_and(|c| c <= at as usize) {
+            self.catch_up(Some(at as usize));
+        }
         let mut stale = false;
-        for p in ptrs.iter() {
-            if watch.is_none() && self.whole(now, p.address) {
+        for p in ptrs {
+            self.audit.pointer_args += 1;
+            let now = &self.now;
+            if self.watch.is_none()
+                && self
+                    .view
+                    .pages
+                    .whole(p.address, |page| now.holds_page(page))
+            {
                 continue;
             }
-            let hit = now.locate(p.address);
-            if let Some(w) = watch.as_deref_mut() {
-                w.passed(seq, name, &p, hit);
-            }
-            let (examples, freed) = match hit {
-                Hit::Live(_) => continue,
-                Hit::Freed(r) => {
-                    stale = true;
-                    (&mut audit.stale_examples, Some(r))
-                }
-                Hit::Nowhere => {
-                    audit.unattributed_pointer_args += 1;
-                    (&mut audit.unattributed_examples, None)
-                }
-            };
-            if examples.len() < MAX_EXAMPLES {
-                examples.push(PointerExample {
-                    launch_seq: seq,
-                    kernel: String::from_utf8_lossy(name).into_owned(),
-                    argument: p.arg,
-                    address: p.address,
-                    freed,
-                });
-            }
+            stale |= self.locate(seq, name, p);
         }
         if stale {
-            audit.stale_pointer_launches += 1;
+            self.audit.stale_pointer_launches += 1;
         }
+    }
+
+    /// Where pointer `p` of a launch lies, counted and kept as an example
+    /// when it is in no range or in freed memory; whether it is stale.
+    #[cold]
+    fn locate(&mut self, seq: u64, name: &[u8], p: Pointer) -> bool {
+        let hit = self.now.locate(p.address);
+        if let Some(w) = self.watch.as_deref_mut() {
+            w.passed(seq, name, &p, hit);
+        }
+        let audit = &mut self.audit;
+        let (examples, freed) = match hit {
+            Hit::Live(_) => return false,
+            Hit::Freed(r) => (&mut audit.stale_examples, Some(r)),
+            Hit::Nowhere => {
+                audit.unattributed_pointer_args += 1;
+                (&mut audit.unattributed_examples, None)
+            }
+        };
+        if examples.len() < MAX_EXAMPLES {
+            examples.push(PointerExample {
+                launch_seq: seq,
+                kernel: String::from_utf8_lossy(name).into_owned(),
+                argument: p.arg,
+                address: p.address,
+                freed,
+            });
+        }
+        freed.is_some()
+    }
+
+    /// Puts in effect the changes made before record `at` (all, for
+    /// `None`): a live range that came or went leaves the pages it meets
+    /// to be asked again.
+    fn catch_up(&mut self, at: Option<usize>) {
+        while let Some(c) = self.now.next_before(at) {
+            if let Some(m) = Met::of_change(&c) {
+                self.view.pages.forget(m);
+            }
+        }
+    }
+
+    /// Ends the audit: what it found.
+    pub(crate) fn finish(mut self) -> Audit {
+        self.catch_up(None);
+        self.view.pages.end(self.number);
+        self.audit
     }
 }

@@ -110,9 +110,7 @@ impl KernelTable {
     /// (`mapped.rs`), which may only misfile that launch.
     /// Gives whether `code_object` differs from the one of the kernel's
     /// previous launch (or the kernel is new or untracked): only then can it
-    /// be a code object the caller has not referenced yet; and the kernel's
-    /// entry, a small number that stands for the name for the rest of the
-    /// pass (`None`: untracked, past the caps).
+    /// be a code object the caller has not referenced yet.
     #[inline]
     pub(in crate::archive) fn add(
         &mut self,
@@ -121,7 +119,7 @@ impl KernelTable {
         launches: u64,
         code_object: BlobHash,
         co_offset: u64,
-    ) -> (bool, Option<u32>) {
+    ) -> bool {
         let slot = (fp >> 54) as usize % CACHE_SLOTS;
         let cached = self.cache[slot];
         let entry = match self.entries.get(cached.entry as usize) {
@@ -130,7 +128,7 @@ impl KernelTable {
         };
         let Some(entry) = entry else {
             self.untracked += launches;
-            return (true, None);
+            return true;
         };
         let k = &mut self.entries[entry as usize];
         k.launches += launches;
@@ -140,7 +138,7 @@ impl KernelTable {
         }
         let changed = k.launches == launches || k.last_code_object != code_object;
         k.last_code_object = code_object;
-        (changed, Some(entry))
+        changed
     }
 
     /// The entry of `name` from the hash table, inserted if new and under
@@ -230,7 +228,7 @@ mod tests {
         let mut t = KernelTable::new();
         let seen: Vec<bool> = [(b"a", 1), (b"a", 1), (b"b", 1), (b"a", 2), (b"a", 1)]
             .iter()
-            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0).0)
+            .map(|(name, c)| t.add(&name[..], fingerprint(&name[..]), 1, co(*c), 0))
             .collect();
         assert_eq!(seen, vec![true, false, true, true, true]);
     }

@@ -62,17 +62,6 @@ impl Geometry {
     /// The production geometry: parts of two 2 MiB large folios.
     pub(in crate::archive) const DEFAULT: Geometry = Geometry { part: 2 * FOLIO };
 
-    /// The geometry of the pass that builds the allocation map with
-    /// `decoders` decoders: each piece also holds the map's events until
-    /// they are applied and audited, about half its part's size again, so
-    /// parts are one 2 MiB folio up to six decoders and half of one beyond,
-    /// keeping the parts and pieces in flight within about 32 MiB.
-    pub(in crate::archive) fn for_map(decoders: usize) -> Geometry {
-        Geometry {
-            part: if decoders <= 6 { FOLIO } else { FOLIO / 2 },
-        }
-    }
-
     /// The production geometry for `decoders` decoders: [`DEFAULT`](Self::DEFAULT)
     /// up to eight, one folio per part beyond, so the parts all decoders
     /// hold stay within 32 MiB.

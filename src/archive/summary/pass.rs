@@ -8,6 +8,9 @@
 //! or cannot be mapped (`chunks.rs`). Each frames its piece without the
 //! lock, waits for the pieces before it to be settled, has its own settled
 //! (so the records are the serial walk's) and tallies it (`tally.rs`).
+//! With the allocation map, it first takes the piece's allocations and
+//! frees out and hands them to the map, in stream order, and audits the
+//! piece's launches as it tallies them (`memory/merge.rs`).
 //! Memory stays bounded whatever the archive size: one window or buffer
 //! per decoder (each holds a single record up to the 64 MiB cap whole),
 //! and capped tables.
@@ -27,7 +30,9 @@ use crate::archive::format::framing::{FileHeader, EVENTS_MAGIC, FILE_HEADER_LEN}
 use crate::archive::format::manifest::{self, ManifestState};
 use crate::archive::format::regions;
 use crate::archive::memory::map::AllocationMap;
-use crate::archive::memory::merge::OrderedMap;
+use crate::archive::memory::merge::{OrderedMap, Turn};
+use crate::archive::memory::ops::PieceOps;
+use crate::archive::memory::view::{PieceAudit, Prepared, View};
 use crate::archive::memory::watch::Watch;
 use crate::archive::memory::{MemorySection, MAX_REGION_RECORDS};
 use crate::archive::summary::chunks::{Cutter, EventChunks, Piece};
@@ -46,11 +51,6 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// pass scales to 16 cores; memory grows by one window or chunk buffer
 /// per decoder.
 const MAX_WORKERS: usize = 16;
-/// Decoder threads at most while the allocation map is built: each also
-/// holds its piece's events for the map, so past ten (on the smaller parts
-/// of [`Geometry::for_map`]) the peak RSS would pass 64 MiB, and sixteen
-/// were slower on sixteen cores (docs/performance.md).
-const MAX_WORKERS_WITH_MAP: usize = 10;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -75,20 +75,14 @@ fn stream(
     len: u64,
     memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
-    let limit = match memory {
-        Some(_) => MAX_WORKERS_WITH_MAP,
-        None => MAX_WORKERS,
-    };
+    let limit = MAX_WORKERS;
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
         true => {
             let decoders = cores.min(limit);
-            let geometry = match memory {
-                Some(_) => Geometry::for_map(decoders),
-                None => Geometry::for_decoders(decoders),
-            };
+            let geometry = Geometry::for_decoders(decoders);
             match MappedChunks::new(file, start, len, geometry) {
                 Ok(mapped) => return decode_all(mapped, table, decoders, memory),
                 Err(file) => file,
@@ -169,7 +163,7 @@ fn decode_all<C: Cutter>(
         }
         tallies
     });
-    let mut total = Tally::new(table, false);
+    let mut total = Tally::new(table);
     for t in tallies {
         total.merge(t?);
     }
@@ -188,15 +182,19 @@ fn decode_all<C: Cutter>(
 
 /// One decoder's share of the stream: pieces taken from the cutter until
 /// it is exhausted, each framed without the lock, settled in its turn and
-/// tallied into a tally of its own; each piece's events for the
-/// allocation map go to `memory` under the piece's number.
+/// tallied into a tally of its own; each piece's allocations and frees go
+/// to `memory` under the piece's number before it is tallied, and its
+/// launches are audited as they are tallied.
 fn decode_share<C: Cutter>(
     turns: &Turns<C>,
     table: ApiTable,
     memory: Option<&OrderedMap>,
 ) -> io::Result<Tally> {
-    let mut tally = Tally::new(table, memory.is_some());
+    let mut tally = Tally::new(table);
     let mut piece = C::Piece::default();
+    let mut ops = PieceOps::default();
+    let mut prepared = Prepared::default();
+    let mut view = View::default();
     let _abandon = AbandonOnPanic(memory, turns);
     loop {
         piece.release();
@@ -239,13 +237,23 @@ fn decode_share<C: Cutter>(
             s.numbered += 1;
             s.numbered - 1
         };
-        tally.records(piece.records());
-        // The window goes before the map's turn, which may wait for room
-        // or apply and audit other pieces: the peak RSS holds only the
-        // windows being decoded.
-        piece.release();
-        if let (Some(map), Some(ops)) = (memory, tally.memory.as_mut()) {
-            map.submit(number, ops);
+        let Some(map) = memory else {
+            tally.records(piece.records(), None);
+            continue;
+        };
+        ops.scan(piece.records(), table, map.launches());
+        match map.prepare(number, &mut ops, &mut prepared, &mut view) {
+            Turn::Audit => {
+                let mut audit = PieceAudit::new(&mut view, number, &prepared, None);
+                tally.records(piece.records(), Some(&mut audit));
+                let audit = audit.finish();
+                // The copy of the map's ranges goes first, so the map
+                // changes its nodes in place rather than copy them.
+                prepared.clear();
+                map.audited(number, audit);
+            }
+            Turn::Audited => tally.records(piece.records(), None),
+            Turn::Abandoned => return Ok(tally),
         }
     }
 }

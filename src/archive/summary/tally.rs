@@ -2,8 +2,9 @@
 //! timestamps, kernels, referenced blobs and code objects, D2H checks and
 //! malformed events. Each decoder thread keeps its own [`Tally`]; they are
 //! merged at the end, so nothing here depends on the order chunks arrive.
-//! The events the allocation map needs are taken out per piece instead
-//! ([`Tally::memory`]), as the map depends on their order.
+//! The allocation map's launch pointer audit runs inside the tally, as
+//! each launch is parsed ([`PieceAudit`]); the map's allocations and frees
+//! are taken out of each piece before it ([`crate::archive::memory::ops`]).
 //!
 //! Every table is capped (threads, kernels, kernel-name bytes, referenced
 //! hashes): past a cap the counts become lower bounds and the summary says so.
@@ -15,7 +16,8 @@ use crate::archive::format::blobs::BlobHash;
 use crate::archive::format::framing::{le_u16, le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{Launch, PayloadError};
 use crate::archive::format::payloads::{copy, decode, summary_need, Payload, SummaryNeed};
-use crate::archive::memory::ops::{is_memory_api, PieceOps};
+use crate::archive::memory::ops::{listed_pointers, walked_pointers};
+use crate::archive::memory::view::PieceAudit;
 use crate::archive::summary::arg_shapes::ArgShapes;
 use crate::archive::summary::chunks::Records;
 use crate::archive::summary::document::Problem;
@@ -63,10 +65,6 @@ pub(in crate::archive) struct Tally {
     pub(in crate::archive) table: ApiTable,
     /// What the summary needs from each v7 id.
     needs: Box<[SummaryNeed]>,
-    /// Per v7 id: it allocates or frees a range the map follows.
-    memory_ids: Box<[bool]>,
-    /// The current piece's events for the allocation map, when it is built.
-    pub(in crate::archive) memory: Option<PieceOps>,
     pub(in crate::archive) events: u64,
     /// Events per raw `event_type` (indexing a u16 needs no bounds check).
     pub(in crate::archive) api_counts: Box<[u64; 1 << 16]>,
@@ -92,13 +90,11 @@ pub(in crate::archive) struct Tally {
 }
 
 impl Tally {
-    /// Empty totals; `memory` also takes out the allocation map's events.
-    pub(in crate::archive) fn new(table: ApiTable, memory: bool) -> Tally {
+    /// Empty totals.
+    pub(in crate::archive) fn new(table: ApiTable) -> Tally {
         Tally {
             table,
             needs: (0..V7_COUNT).map(summary_need).collect(),
-            memory_ids: (0..V7_COUNT).map(is_memory_api).collect(),
-            memory: memory.then(PieceOps::default),
             events: 0,
             api_counts: vec![0; 1 << 16]
                 .into_boxed_slice()
@@ -140,24 +136,26 @@ impl Tally {
     }
 
     /// Counts a launch of kernel `name` (name fingerprint `fp`) at file
-    /// offset `offset` and the code object it names; the kernel's entry in
-    /// the kernel table (`None`: untracked).
-    fn kernel(&mut self, name: &[u8], fp: u64, code_object: BlobHash, offset: u64) -> Option<u32> {
+    /// offset `offset` and the code object it names.
+    fn kernel(&mut self, name: &[u8], fp: u64, code_object: BlobHash, offset: u64) {
         let co_offset = if code_object.is_zero() {
             u64::MAX
         } else {
             offset
         };
-        let (changed, entry) = self.kernels.add(name, fp, 1, code_object, co_offset);
-        if changed {
+        if self.kernels.add(name, fp, 1, code_object, co_offset) {
             self.reference(false, code_object);
         }
-        entry
     }
 
     /// Accounts every event record of a chunk or window (whole records of
-    /// at least a header each, framing already checked).
-    pub(in crate::archive) fn records(&mut self, c: Records) {
+    /// at least a header each, framing already checked); `audit` checks
+    /// the pointers of its launches.
+    pub(in crate::archive) fn records(
+        &mut self,
+        c: Records,
+        mut audit: Option<&mut PieceAudit<'_>>,
+    ) {
         for (i, (record, offset)) in c.iter().enumerate() {
             if let Some(&ahead) = c.starts.get(i + PREFETCH_RECORDS) {
                 let ahead = ahead as usize;
@@ -166,7 +164,7 @@ impl Tally {
             let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
                 continue;
             };
-            self.event(head, record, offset);
+            self.event(head, record, offset, i as u32, audit.as_deref_mut());
         }
     }
 
@@ -206,9 +204,17 @@ impl Tally {
     }
 
     /// Accounts one complete, non-trailer record: its header `head` and the
-    /// whole record `bytes` at file offset `offset`.
+    /// whole record `bytes` at file offset `offset`, record `at` of its
+    /// piece.
     #[inline]
-    fn event(&mut self, head: &[u8; EVENT_HEADER_LEN], bytes: &[u8], offset: u64) {
+    fn event(
+        &mut self,
+        head: &[u8; EVENT_HEADER_LEN],
+        bytes: &[u8],
+        offset: u64,
+        at: u32,
+        audit: Option<&mut PieceAudit<'_>>,
+    ) {
         let event_type = le_u16(head, 0);
         let timestamp = le_u64(head, 10);
         let thread = le_u64(head, 18);
@@ -232,10 +238,15 @@ impl Tally {
                 self.kernel_launches += 1;
                 match Launch::parse_shaped(bytes, &mut self.shapes) {
                     Ok((l, fp)) => {
-                        let entry = self.kernel(l.name, fp, l.code_object, offset);
-                        if let Some(m) = self.memory.as_mut() {
-                            let words = self.shapes.words(fp, l.num_args);
-                            m.launch(head, &l, words, entry, fp);
+                        self.kernel(l.name, fp, l.code_object, offset);
+                        if let Some(a) = audit {
+                            let seq = le_u64(head, 2);
+                            match self.shapes.words(fp, l.num_args) {
+                                Some(w) => {
+                                    a.launch(at, seq, l.name, listed_pointers(l.arg_bytes(), w))
+                                }
+                                None => a.launch(at, seq, l.name, walked_pointers(&l)),
+                            }
                         }
                         for s in l.snapshots() {
                             self.reference(true, s.blob);
@@ -247,11 +258,6 @@ impl Tally {
             Some(&SummaryNeed::Size(expected)) => {
                 if bytes.len() < expected {
                     self.undersized += 1;
-                } else if let (Some(m), true) = (
-                    self.memory.as_mut(),
-                    self.memory_ids.get(usize::from(api)) == Some(&true),
-                ) {
-                    m.memory_event(api, head, bytes);
                 }
             }
             Some(&SummaryNeed::Copy(expected)) => {
