@@ -183,6 +183,34 @@ const MEMORY_IDS: [bool; V7_COUNT as usize] = {
     ids
 };
 
+/// Per raw event type, one bit: whether the type is an allocating or
+/// freeing API in any API table, so the framing walk marks the records the
+/// map may need without knowing the file's table ([`may_be_memory`]).
+static MAY_BE_MEMORY: std::sync::LazyLock<Box<[u64; 1 << 10]>> = std::sync::LazyLock::new(|| {
+    let mut bits = Box::new([0u64; 1 << 10]);
+    for t in 0..=u16::MAX {
+        let tables = [ApiTable::V6, ApiTable::V7, ApiTable::V8AssumedV7];
+        let memory = |table: ApiTable| {
+            table
+                .canonical(t)
+                .is_some_and(|api| MEMORY_IDS[usize::from(api)])
+        };
+        if tables.into_iter().any(memory) {
+            bits[usize::from(t >> 6)] |= 1 << (t & 63);
+        }
+    }
+    bits
+});
+
+/// Whether a record of raw event type `event_type` may be an allocation
+/// or a free (in some API table): the framing walk notes such records
+/// ([`Records::memory`]), so taking a piece's allocations and frees out
+/// reads only them.
+#[inline]
+pub(in crate::archive) fn may_be_memory(event_type: u16) -> bool {
+    MAY_BE_MEMORY[usize::from(event_type >> 6)] >> (event_type & 63) & 1 == 1
+}
+
 /// Names of the allocating and freeing APIs the map follows, for the
 /// README and `archive memory`.
 pub fn covered_apis() -> impl Iterator<Item = u16> {
@@ -251,14 +279,22 @@ impl PieceOps {
     /// whose payload does not parse: neither is decoded.
     pub(crate) fn scan(&mut self, records: Records<'_>, table: ApiTable, launches: Launches) {
         self.clear();
-        for (at, (record, _)) in records.iter().enumerate() {
+        let noted = records
+            .memory
+            .iter()
+            .filter_map(|&i| Some((i, records.get(i as usize)?.0)));
+        let all = records.indexed().map(|(i, record, _)| (i as u32, record));
+        let records: &mut dyn Iterator<Item = (u32, &[u8])> = match launches {
+            Launches::Skip => &mut { noted },
+            _ => &mut { all },
+        };
+        for (at, record) in records {
             let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
                 continue;
             };
             let Some(api) = table.canonical(le_u16(head, 0)) else {
                 continue;
             };
-            let at = at as u32;
             if MEMORY_IDS.get(usize::from(api)) == Some(&true) {
                 self.memory_event(at, api, head, record);
             } else if launches != Launches::Skip && is_launch(api) {

@@ -14,6 +14,7 @@ use crate::archive::format::framing::{
     le_u16, le_u32, le_u64, EVENT_HEADER_LEN, MAX_RECORD_BYTES, TRAILER_TYPE,
 };
 use crate::archive::format::regions::REGION_EVENT;
+use crate::archive::memory::ops::may_be_memory;
 use crate::archive::summary::prefetch::prefetch;
 
 /// Headers that must chain from a candidate before it is taken for a
@@ -82,7 +83,7 @@ pub(in crate::archive) fn walk(
     data: &[u8],
     at: usize,
     limit: usize,
-    starts: &mut Vec<u32>,
+    (starts, memory): (&mut Vec<u32>, &mut Vec<u32>),
 ) -> Option<usize> {
     let mut pos = at;
     let mut ahead = 0;
@@ -102,6 +103,9 @@ pub(in crate::archive) fn walk(
         let end = pos.checked_add(len as usize)?;
         if end > data.len() {
             return None;
+        }
+        if may_be_memory(le_u16(h, 0)) {
+            memory.push(starts.len() as u32);
         }
         starts.push(u32::try_from(pos).ok()?);
         pos = end;
@@ -130,7 +134,7 @@ mod tests {
         // From inside the first record: the second record's start.
         assert_eq!(find(&s, 5, s.len()), Some(40));
         let mut starts = Vec::new();
-        let end = walk(&s, 40, s.len(), &mut starts).unwrap();
+        let end = walk(&s, 40, s.len(), (&mut starts, &mut Vec::new())).unwrap();
         assert_eq!((end, starts.len()), (s.len(), 19));
     }
 
@@ -149,9 +153,15 @@ mod tests {
     fn the_speculative_walk_leaves_trailers_and_torn_lengths_to_the_serial_walk() {
         let mut s = header(215, 0, 64);
         s.extend(header(TRAILER_TYPE, 1, 44));
-        assert_eq!(walk(&s, 0, s.len(), &mut Vec::new()), None);
+        assert_eq!(
+            walk(&s, 0, s.len(), (&mut Vec::new(), &mut Vec::new())),
+            None
+        );
         let mut s = header(215, 0, 64);
         s.extend(&header(215, 1, 64)[..40]);
-        assert_eq!(walk(&s, 0, s.len(), &mut Vec::new()), None);
+        assert_eq!(
+            walk(&s, 0, s.len(), (&mut Vec::new(), &mut Vec::new())),
+            None
+        );
     }
 }

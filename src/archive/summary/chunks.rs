@@ -26,6 +26,7 @@ use crate::archive::format::framing::{
     le_u16, le_u32, le_u64, Torn, TornReason, EVENT_HEADER_LEN, MAX_RECORD_BYTES, TRAILER_LEN,
     TRAILER_MAGIC, TRAILER_TYPE,
 };
+use crate::archive::memory::ops::may_be_memory;
 use crate::archive::summary::prefetch::prefetch;
 
 /// What a decoder holds between its turns at a [`Cutter`]: a buffer the
@@ -82,6 +83,9 @@ pub struct Chunk {
     /// Where each event record starts in `buf`, in file order; every one
     /// is a complete record of at least a header, before any trailer.
     pub starts: Vec<u32>,
+    /// Indexes into `starts` of the records that may be allocations or
+    /// frees ([`Records::memory`]).
+    pub memory: Vec<u32>,
     /// File offset of `buf[0]`.
     pub offset: u64,
 }
@@ -91,6 +95,7 @@ impl Piece for Chunk {
         Records {
             buf: &self.buf,
             starts: &self.starts,
+            memory: &self.memory,
             offset: self.offset,
         }
     }
@@ -104,19 +109,28 @@ pub struct Records<'a> {
     pub buf: &'a [u8],
     /// Where each record starts in `buf`, in file order.
     pub starts: &'a [u32],
+    /// Indexes into `starts` of the records whose event type may be an
+    /// allocation or a free ([`may_be_memory`]), noted by the framing walk.
+    pub memory: &'a [u32],
     /// File offset of `buf[0]`.
     pub offset: u64,
 }
 
 impl<'a> Records<'a> {
-    /// The event records, in file order, with their file offsets.
-    pub fn iter(self) -> impl Iterator<Item = (&'a [u8], u64)> {
-        self.starts.iter().filter_map(move |&start| {
-            let start = start as usize;
-            let len = le_u32(self.buf.get(start..start + EVENT_HEADER_LEN)?, 26) as usize;
-            let record = self.buf.get(start..start + len)?;
-            Some((record, self.offset + start as u64))
+    /// The event records with their indexes into `starts` and file offsets.
+    pub fn indexed(self) -> impl Iterator<Item = (usize, &'a [u8], u64)> {
+        (0..self.starts.len()).filter_map(move |i| {
+            let (record, offset) = self.get(i)?;
+            Some((i, record, offset))
         })
+    }
+
+    /// The record starting at `starts[i]`, with its file offset.
+    pub fn get(self, i: usize) -> Option<(&'a [u8], u64)> {
+        let start = *self.starts.get(i)? as usize;
+        let len = le_u32(self.buf.get(start..start + EVENT_HEADER_LEN)?, 26) as usize;
+        let record = self.buf.get(start..start + len)?;
+        Some((record, self.offset + start as u64))
     }
 }
 
@@ -181,13 +195,14 @@ impl Framing {
     /// Walks the records of `data` (at file offset `base`, followed by
     /// [`Framing::unread`] more bytes of the stream) that start before
     /// `stop`, noting where each event record (one before the trailer)
-    /// starts in `starts`; returns where the walk ended: past the last
-    /// record it took, which may reach beyond `stop`.
+    /// starts in `starts`, and in `memory` the indexes of those that may
+    /// be allocations or frees; returns where the walk ended: past the
+    /// last record it took, which may reach beyond `stop`.
     pub(in crate::archive) fn walk(
         &mut self,
         data: &[u8],
         base: u64,
-        starts: &mut Vec<u32>,
+        (starts, memory): (&mut Vec<u32>, &mut Vec<u32>),
         stop: usize,
     ) -> usize {
         let mut pos = 0;
@@ -242,6 +257,9 @@ impl Framing {
             {
                 self.trailer = Some(le_u64(rec, 32));
             } else {
+                if may_be_memory(le_u16(rec, 0)) {
+                    memory.push(starts.len() as u32);
+                }
                 starts.push(pos as u32);
             }
             pos += len;
@@ -330,9 +348,9 @@ impl<R: Read> EventChunks<R> {
             let filled = self.read_to(buf, carried, want)?;
             let base = self.offset;
             chunk.starts.clear();
-            let end = self
-                .framing
-                .walk(&buf[..filled], base, &mut chunk.starts, filled);
+            chunk.memory.clear();
+            let noted = (&mut chunk.starts, &mut chunk.memory);
+            let end = self.framing.walk(&buf[..filled], base, noted, filled);
             let torn = self.framing.stopped();
             if !torn {
                 self.carry.extend_from_slice(&buf[end..filled]);
@@ -378,7 +396,7 @@ mod tests {
         let mut records = 0;
         let mut ch = Chunk::default();
         while c.next_chunk(&mut ch).unwrap() {
-            records += ch.records().iter().count();
+            records += ch.records().indexed().count();
         }
         (records, c)
     }
@@ -469,7 +487,17 @@ pub(in crate::archive) mod testing {
             piece.frame();
             cutter.settle(&mut piece).unwrap();
             let records = piece.records();
-            seen.extend(records.iter().map(|(r, at)| (at, r.len())));
+            seen.extend(records.indexed().map(|(_, r, at)| (at, r.len())));
+            let may_be = |&(_, r, _): &(usize, &[u8], u64)| may_be_memory(le_u16(r, 0));
+            let expected: Vec<u32> = records
+                .indexed()
+                .filter(may_be)
+                .map(|(i, ..)| i as u32)
+                .collect();
+            assert_eq!(
+                records.memory, expected,
+                "the walk notes exactly the records that may be allocations or frees"
+            );
             piece.release();
         }
         let f = cutter.framing();

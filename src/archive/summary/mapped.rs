@@ -95,6 +95,9 @@ pub(in crate::archive) struct Window {
     map: Option<GuardedMap>,
     offset: u64,
     starts: Vec<u32>,
+    /// Indexes into `starts` of the records that may be allocations or
+    /// frees.
+    memory: Vec<u32>,
     /// Where, in the map, the first record of the file may start (past
     /// the file header in the first window, else 0).
     first: usize,
@@ -111,6 +114,7 @@ impl Piece for Window {
         Records {
             buf: self.map.as_deref().unwrap_or_default(),
             starts: &self.starts,
+            memory: &self.memory,
             offset: self.offset,
         }
     }
@@ -121,12 +125,14 @@ impl Piece for Window {
 
     fn frame(&mut self) {
         self.starts.clear();
+        self.memory.clear();
         self.walked = None;
         let Some(map) = self.map.as_deref() else {
             return;
         };
         if let Some(at) = boundary::find(map, self.first, self.limit) {
-            self.walked = boundary::walk(map, at, self.limit, &mut self.starts);
+            let noted = (&mut self.starts, &mut self.memory);
+            self.walked = boundary::walk(map, at, self.limit, noted);
         }
     }
 }
@@ -232,6 +238,7 @@ impl Cutter for MappedChunks {
 
     fn next(&mut self, w: &mut Window) -> io::Result<bool> {
         w.starts.clear();
+        w.memory.clear();
         w.walked = None;
         let part = self.geometry.part;
         // Parts wholly inside a record already walked hold no start.
@@ -267,6 +274,7 @@ impl Cutter for MappedChunks {
             Some(map) if !self.framing.stopped() && self.pos < w.offset + w.limit as u64 => map,
             _ => {
                 w.starts.clear();
+                w.memory.clear();
                 return Ok(());
             }
         };
@@ -276,16 +284,19 @@ impl Cutter for MappedChunks {
         if let (Some(end), None) = (w.walked, self.framing.trailer()) {
             if let Ok(i) = w.starts.binary_search(&(at as u32)) {
                 w.starts.drain(..i);
+                let i = i as u32;
+                w.memory.retain(|&m| m >= i);
+                w.memory.iter_mut().for_each(|m| *m -= i);
                 self.pos = w.offset + end as u64;
                 self.framing.unread = self.len - self.pos;
                 return Ok(());
             }
         }
         w.starts.clear();
+        w.memory.clear();
         self.framing.unread = self.len - (w.offset + map.len() as u64);
-        let walked = self
-            .framing
-            .walk(&map[at..], self.pos, &mut w.starts, w.limit - at);
+        let noted = (&mut w.starts, &mut w.memory);
+        let walked = self.framing.walk(&map[at..], self.pos, noted, w.limit - at);
         // Starts are noted relative to the walk; the map begins `at` bytes
         // earlier (less than the part, so no overflow).
         for s in &mut w.starts {
@@ -381,7 +392,9 @@ mod tests {
                 } else {
                     32 + (r % 3000) as usize
                 };
-                s.extend(record(len, 215));
+                // Allocations, frees and other events, mixed, so the
+                // records noted for the map are checked (`by_cutter`).
+                s.extend(record(len, [215, 90, 16, 300][(r >> 20) as usize % 4]));
             }
             match case % 8 {
                 0 => {}
@@ -413,6 +426,47 @@ mod tests {
             out.push(s);
         }
         out
+    }
+
+    /// A record crossing into the second part whose bytes past the part's
+    /// start are a chain of plausible headers of allocations ending
+    /// exactly where the next record starts: the part's own walk starts at
+    /// the first fake header, and the serial walk, arriving at the real
+    /// record, takes the part's walk from there and drops the fake starts
+    /// before it, and with them the records noted for the map
+    /// (`by_cutter` checks them).
+    #[test]
+    fn records_noted_for_the_map_follow_a_walk_taken_from_a_later_start() {
+        let header = |event_type: u16, seq: u64, len: usize| {
+            let mut r = vec![0u8; len];
+            r[0..2].copy_from_slice(&event_type.to_le_bytes());
+            r[2..10].copy_from_slice(&seq.to_le_bytes());
+            r[26..30].copy_from_slice(&(len as u32).to_le_bytes());
+            r
+        };
+        let g = Geometry { part: 4096 };
+        let mut s = b"EHRR\x07\0\0\0".to_vec();
+        let mut seq = 0;
+        while s.len() < 3000 {
+            seq += 1;
+            s.extend(header([215, 16][seq as usize % 2], seq, 100));
+        }
+        let fakes = 4096 + 64;
+        let end = fakes + 48 * 10;
+        seq += 1;
+        let mut long = header(16, seq, end - s.len());
+        for at in (fakes..end).step_by(48) {
+            let at = at - s.len();
+            long[at..at + 32].copy_from_slice(&header(215, seq + 1, 48)[..32]);
+        }
+        s.extend(long);
+        while s.len() < 3 * 4096 {
+            seq += 1;
+            s.extend(header([215, 16, 90][seq as usize % 3], seq, 120));
+        }
+        let got = mapped(&s, g);
+        assert_eq!(got, read(&s));
+        assert!(got.0.iter().any(|&(at, _)| at == end as u64));
     }
 
     #[test]

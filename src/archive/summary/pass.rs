@@ -574,9 +574,12 @@ mod tests {
 
     /// The summary fields the stream decides, from `cutter`.
     fn streamed<C: Cutter>(dir: &Path, cutter: C, workers: usize) -> serde_json::Value {
-        let (tally, outcome) = decode_all(cutter, ApiTable::V7, workers, None).unwrap();
+        let map = OrderedMap::new(AllocationMap::new(Vec::new(), false), None);
+        let (tally, outcome) = decode_all(cutter, ApiTable::V7, workers, Some(&map)).unwrap();
         let mut s = empty_summary(dir, &manifest::read(dir));
         fill_from_stream(&mut s, &tally, &outcome);
+        let map = map.finish().0;
+        s.memory = Some(MemorySection::of(&map.totals, map.live_count()).0);
         let refs = |set: &FxHashSet<BlobHash>| {
             let mut v: Vec<String> = set.iter().map(|h| h.to_string()).collect();
             v.sort();

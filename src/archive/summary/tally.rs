@@ -156,7 +156,7 @@ impl Tally {
         c: Records,
         mut audit: Option<&mut PieceAudit<'_>>,
     ) {
-        for (i, (record, offset)) in c.iter().enumerate() {
+        for (i, record, offset) in c.indexed() {
             if let Some(&ahead) = c.starts.get(i + PREFETCH_RECORDS) {
                 let ahead = ahead as usize;
                 prefetch_lines::<PREFETCH_LINES>(c.buf, ahead);
