@@ -51,6 +51,11 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// pass scales to 16 cores; memory grows by one window or chunk buffer
 /// per decoder.
 const MAX_WORKERS: usize = 16;
+/// Decoder threads at most while the allocation map is built: with
+/// sixteen, the peak RSS passed 64 MiB (82–112 MiB on sixteen cores, the
+/// map's nodes spread over the threads' allocator arenas and the windows
+/// held while pieces wait for the map; docs/performance.md).
+const MAX_WORKERS_WITH_MAP: usize = 10;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -75,14 +80,20 @@ fn stream(
     len: u64,
     memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
-    let limit = MAX_WORKERS;
+    let limit = match memory {
+        Some(_) => MAX_WORKERS_WITH_MAP,
+        None => MAX_WORKERS,
+    };
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
         true => {
             let decoders = cores.min(limit);
-            let geometry = Geometry::for_decoders(decoders);
+            let geometry = match memory {
+                Some(_) => Geometry::for_map(decoders),
+                None => Geometry::for_decoders(decoders),
+            };
             match MappedChunks::new(file, start, len, geometry) {
                 Ok(mapped) => return decode_all(mapped, table, decoders, memory),
                 Err(file) => file,
