@@ -279,28 +279,37 @@ impl PieceOps {
     /// whose payload does not parse: neither is decoded.
     pub(crate) fn scan(&mut self, records: Records<'_>, table: ApiTable, launches: Launches) {
         self.clear();
-        let noted = records
-            .memory
-            .iter()
-            .filter_map(|&i| Some((i, records.get(i as usize)?.0)));
-        let all = records.indexed().map(|(i, record, _)| (i as u32, record));
-        let records: &mut dyn Iterator<Item = (u32, &[u8])> = match launches {
-            Launches::Skip => &mut { noted },
-            _ => &mut { all },
-        };
-        for (at, record) in records {
-            let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
-                continue;
-            };
-            let Some(api) = table.canonical(le_u16(head, 0)) else {
-                continue;
-            };
-            if MEMORY_IDS.get(usize::from(api)) == Some(&true) {
-                self.memory_event(at, api, head, record);
-            } else if launches != Launches::Skip && is_launch(api) {
-                if let Ok(l) = Launch::parse(record) {
-                    self.launch(at, head, &l, launches == Launches::Full);
+        match launches {
+            // Only the records the framing walk noted can be allocations
+            // or frees.
+            Launches::Skip => {
+                for &i in records.memory {
+                    if let Some((record, _)) = records.get(i as usize) {
+                        self.record(i, record, table, launches);
+                    }
                 }
+            }
+            _ => {
+                for (i, record, _) in records.indexed() {
+                    self.record(i as u32, record, table, launches);
+                }
+            }
+        }
+    }
+
+    /// Takes what the map needs of record `at` of the piece.
+    fn record(&mut self, at: u32, record: &[u8], table: ApiTable, launches: Launches) {
+        let Some(head) = record.first_chunk::<EVENT_HEADER_LEN>() else {
+            return;
+        };
+        let Some(api) = table.canonical(le_u16(head, 0)) else {
+            return;
+        };
+        if MEMORY_IDS.get(usize::from(api)) == Some(&true) {
+            self.memory_event(at, api, head, record);
+        } else if launches != Launches::Skip && is_launch(api) {
+            if let Ok(l) = Launch::parse(record) {
+                self.launch(at, head, &l, launches == Launches::Full);
             }
         }
     }
@@ -432,5 +441,25 @@ impl PieceOps {
         self.names.push(name.into());
         self.by_fp.insert(fp, i);
         i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The raw types the framing walk notes: in a v7 file hipMalloc (215)
+    /// and hipFree (90) are, a launch (hipModuleLaunchKernel) and
+    /// hipMemcpy are not; every table's raw id of each covered API is.
+    #[test]
+    fn the_walk_notes_allocations_and_frees_of_every_table() {
+        assert!(may_be_memory(215) && may_be_memory(90));
+        assert!(!may_be_memory(id::HIP_MODULE_LAUNCH_KERNEL) && !may_be_memory(id::HIP_MEMCPY));
+        for table in [ApiTable::V6, ApiTable::V7, ApiTable::V8AssumedV7] {
+            for api in covered_apis() {
+                let raw = (0..=u16::MAX).find(|&t| table.canonical(t) == Some(api));
+                assert!(raw.is_none_or(may_be_memory), "{table:?} id of v7 {api}");
+            }
+        }
     }
 }

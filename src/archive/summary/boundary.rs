@@ -14,7 +14,7 @@ use crate::archive::format::framing::{
     le_u16, le_u32, le_u64, EVENT_HEADER_LEN, MAX_RECORD_BYTES, TRAILER_TYPE,
 };
 use crate::archive::format::regions::REGION_EVENT;
-use crate::archive::memory::ops::may_be_memory;
+use crate::archive::summary::chunks::RecordStarts;
 use crate::archive::summary::prefetch::prefetch;
 
 /// Headers that must chain from a candidate before it is taken for a
@@ -83,7 +83,7 @@ pub(in crate::archive) fn walk(
     data: &[u8],
     at: usize,
     limit: usize,
-    (starts, memory): (&mut Vec<u32>, &mut Vec<u32>),
+    starts: &mut RecordStarts,
 ) -> Option<usize> {
     let mut pos = at;
     let mut ahead = 0;
@@ -104,10 +104,7 @@ pub(in crate::archive) fn walk(
         if end > data.len() {
             return None;
         }
-        if may_be_memory(le_u16(h, 0)) {
-            memory.push(starts.len() as u32);
-        }
-        starts.push(u32::try_from(pos).ok()?);
+        starts.push(u32::try_from(pos).ok()?, le_u16(h, 0));
         pos = end;
     }
     Some(pos)
@@ -133,9 +130,9 @@ mod tests {
         }
         // From inside the first record: the second record's start.
         assert_eq!(find(&s, 5, s.len()), Some(40));
-        let mut starts = Vec::new();
-        let end = walk(&s, 40, s.len(), (&mut starts, &mut Vec::new())).unwrap();
-        assert_eq!((end, starts.len()), (s.len(), 19));
+        let mut starts = RecordStarts::default();
+        let end = walk(&s, 40, s.len(), &mut starts).unwrap();
+        assert_eq!((end, starts.at().len()), (s.len(), 19));
     }
 
     #[test]
@@ -153,15 +150,9 @@ mod tests {
     fn the_speculative_walk_leaves_trailers_and_torn_lengths_to_the_serial_walk() {
         let mut s = header(215, 0, 64);
         s.extend(header(TRAILER_TYPE, 1, 44));
-        assert_eq!(
-            walk(&s, 0, s.len(), (&mut Vec::new(), &mut Vec::new())),
-            None
-        );
+        assert_eq!(walk(&s, 0, s.len(), &mut RecordStarts::default()), None);
         let mut s = header(215, 0, 64);
         s.extend(&header(215, 1, 64)[..40]);
-        assert_eq!(
-            walk(&s, 0, s.len(), (&mut Vec::new(), &mut Vec::new())),
-            None
-        );
+        assert_eq!(walk(&s, 0, s.len(), &mut RecordStarts::default()), None);
     }
 }

@@ -82,21 +82,70 @@ pub struct Chunk {
     pub buf: Vec<u8>,
     /// Where each event record starts in `buf`, in file order; every one
     /// is a complete record of at least a header, before any trailer.
-    pub starts: Vec<u32>,
-    /// Indexes into `starts` of the records that may be allocations or
-    /// frees ([`Records::memory`]).
-    pub memory: Vec<u32>,
+    pub starts: RecordStarts,
     /// File offset of `buf[0]`.
     pub offset: u64,
 }
 
 impl Piece for Chunk {
     fn records(&self) -> Records<'_> {
+        self.starts.records(&self.buf, self.offset)
+    }
+}
+
+/// Where the records of a chunk or window start, as a walk along their
+/// lengths notes them, and which of them may be allocations or frees
+/// ([`may_be_memory`]), so the allocation map reads only those.
+#[derive(Default)]
+pub struct RecordStarts {
+    /// Each record's start, in file order.
+    at: Vec<u32>,
+    /// Indexes into `at` of the records that may be allocations or frees.
+    memory: Vec<u32>,
+}
+
+impl RecordStarts {
+    /// Notes a record of raw type `event_type` starting at `pos`.
+    #[inline]
+    pub(in crate::archive) fn push(&mut self, pos: u32, event_type: u16) {
+        if may_be_memory(event_type) {
+            self.memory.push(self.at.len() as u32);
+        }
+        self.at.push(pos);
+    }
+
+    /// Forgets every record.
+    pub(in crate::archive) fn clear(&mut self) {
+        self.at.clear();
+        self.memory.clear();
+    }
+
+    /// Where the records start.
+    pub(in crate::archive) fn at(&self) -> &[u32] {
+        &self.at
+    }
+
+    /// Forgets the records before the `i`th.
+    pub(in crate::archive) fn drop_before(&mut self, i: usize) {
+        self.at.drain(..i);
+        let i = i as u32;
+        self.memory.retain(|&m| m >= i);
+        self.memory.iter_mut().for_each(|m| *m -= i);
+    }
+
+    /// Moves every start `by` bytes later (a walk noted them relative to
+    /// where it began).
+    pub(in crate::archive) fn shift(&mut self, by: u32) {
+        self.at.iter_mut().for_each(|s| *s += by);
+    }
+
+    /// The records of `buf`, whose first byte is at file offset `offset`.
+    pub(in crate::archive) fn records<'a>(&'a self, buf: &'a [u8], offset: u64) -> Records<'a> {
         Records {
-            buf: &self.buf,
-            starts: &self.starts,
+            buf,
+            starts: &self.at,
             memory: &self.memory,
-            offset: self.offset,
+            offset,
         }
     }
 }
@@ -195,14 +244,13 @@ impl Framing {
     /// Walks the records of `data` (at file offset `base`, followed by
     /// [`Framing::unread`] more bytes of the stream) that start before
     /// `stop`, noting where each event record (one before the trailer)
-    /// starts in `starts`, and in `memory` the indexes of those that may
-    /// be allocations or frees; returns where the walk ended: past the
-    /// last record it took, which may reach beyond `stop`.
+    /// starts in `starts`; returns where the walk ended: past the last
+    /// record it took, which may reach beyond `stop`.
     pub(in crate::archive) fn walk(
         &mut self,
         data: &[u8],
         base: u64,
-        (starts, memory): (&mut Vec<u32>, &mut Vec<u32>),
+        starts: &mut RecordStarts,
         stop: usize,
     ) -> usize {
         let mut pos = 0;
@@ -257,10 +305,7 @@ impl Framing {
             {
                 self.trailer = Some(le_u64(rec, 32));
             } else {
-                if may_be_memory(le_u16(rec, 0)) {
-                    memory.push(starts.len() as u32);
-                }
-                starts.push(pos as u32);
+                starts.push(pos as u32, le_u16(rec, 0));
             }
             pos += len;
         }
@@ -348,9 +393,9 @@ impl<R: Read> EventChunks<R> {
             let filled = self.read_to(buf, carried, want)?;
             let base = self.offset;
             chunk.starts.clear();
-            chunk.memory.clear();
-            let noted = (&mut chunk.starts, &mut chunk.memory);
-            let end = self.framing.walk(&buf[..filled], base, noted, filled);
+            let end = self
+                .framing
+                .walk(&buf[..filled], base, &mut chunk.starts, filled);
             let torn = self.framing.stopped();
             if !torn {
                 self.carry.extend_from_slice(&buf[end..filled]);
@@ -359,7 +404,7 @@ impl<R: Read> EventChunks<R> {
             if torn || (self.framing.unread == 0 && self.carry.is_empty()) {
                 self.done = true;
             }
-            if !chunk.starts.is_empty() {
+            if !chunk.starts.at().is_empty() {
                 chunk.offset = base;
                 return Ok(true);
             }

@@ -39,7 +39,7 @@ use memmap2::{Mmap, MmapOptions};
 
 use crate::archive::format::framing::{EVENT_HEADER_LEN, MAX_RECORD_BYTES};
 use crate::archive::summary::boundary;
-use crate::archive::summary::chunks::{Cutter, Framing, Piece, Records};
+use crate::archive::summary::chunks::{Cutter, Framing, Piece, RecordStarts, Records};
 use crate::archive::summary::page_guard::{self, Registration};
 
 /// Where windows start and how much each maps.
@@ -106,10 +106,7 @@ impl Deref for GuardedMap {
 pub(in crate::archive) struct Window {
     map: Option<GuardedMap>,
     offset: u64,
-    starts: Vec<u32>,
-    /// Indexes into `starts` of the records that may be allocations or
-    /// frees.
-    memory: Vec<u32>,
+    starts: RecordStarts,
     /// Where, in the map, the first record of the file may start (past
     /// the file header in the first window, else 0).
     first: usize,
@@ -123,12 +120,8 @@ pub(in crate::archive) struct Window {
 
 impl Piece for Window {
     fn records(&self) -> Records<'_> {
-        Records {
-            buf: self.map.as_deref().unwrap_or_default(),
-            starts: &self.starts,
-            memory: &self.memory,
-            offset: self.offset,
-        }
+        let buf = self.map.as_deref().unwrap_or_default();
+        self.starts.records(buf, self.offset)
     }
 
     fn release(&mut self) {
@@ -137,14 +130,12 @@ impl Piece for Window {
 
     fn frame(&mut self) {
         self.starts.clear();
-        self.memory.clear();
         self.walked = None;
         let Some(map) = self.map.as_deref() else {
             return;
         };
         if let Some(at) = boundary::find(map, self.first, self.limit) {
-            let noted = (&mut self.starts, &mut self.memory);
-            self.walked = boundary::walk(map, at, self.limit, noted);
+            self.walked = boundary::walk(map, at, self.limit, &mut self.starts);
         }
     }
 }
@@ -250,7 +241,6 @@ impl Cutter for MappedChunks {
 
     fn next(&mut self, w: &mut Window) -> io::Result<bool> {
         w.starts.clear();
-        w.memory.clear();
         w.walked = None;
         let part = self.geometry.part;
         // Parts wholly inside a record already walked hold no start.
@@ -286,7 +276,6 @@ impl Cutter for MappedChunks {
             Some(map) if !self.framing.stopped() && self.pos < w.offset + w.limit as u64 => map,
             _ => {
                 w.starts.clear();
-                w.memory.clear();
                 return Ok(());
             }
         };
@@ -294,26 +283,21 @@ impl Cutter for MappedChunks {
         // ended at or after it), before its limit.
         let at = (self.pos - w.offset) as usize;
         if let (Some(end), None) = (w.walked, self.framing.trailer()) {
-            if let Ok(i) = w.starts.binary_search(&(at as u32)) {
-                w.starts.drain(..i);
-                let i = i as u32;
-                w.memory.retain(|&m| m >= i);
-                w.memory.iter_mut().for_each(|m| *m -= i);
+            if let Ok(i) = w.starts.at().binary_search(&(at as u32)) {
+                w.starts.drop_before(i);
                 self.pos = w.offset + end as u64;
                 self.framing.unread = self.len - self.pos;
                 return Ok(());
             }
         }
         w.starts.clear();
-        w.memory.clear();
         self.framing.unread = self.len - (w.offset + map.len() as u64);
-        let noted = (&mut w.starts, &mut w.memory);
-        let walked = self.framing.walk(&map[at..], self.pos, noted, w.limit - at);
+        let walked = self
+            .framing
+            .walk(&map[at..], self.pos, &mut w.starts, w.limit - at);
         // Starts are noted relative to the walk; the map begins `at` bytes
         // earlier (less than the part, so no overflow).
-        for s in &mut w.starts {
-            *s += at as u32;
-        }
+        w.starts.shift(at as u32);
         self.pos += walked as u64;
         self.framing.unread = self.len - self.pos;
         Ok(())
