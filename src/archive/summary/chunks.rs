@@ -125,7 +125,9 @@ impl RecordStarts {
         &self.at
     }
 
-    /// Forgets the records before the `i`th.
+    /// Forgets the records before the `i`th (the mapped cutter's, as it
+    /// settles a window).
+    #[cfg(target_os = "linux")]
     pub(in crate::archive) fn drop_before(&mut self, i: usize) {
         self.at.drain(..i);
         let i = i as u32;
@@ -134,7 +136,8 @@ impl RecordStarts {
     }
 
     /// Moves every start `by` bytes later (a walk noted them relative to
-    /// where it began).
+    /// where it began; the mapped cutter's).
+    #[cfg(target_os = "linux")]
     pub(in crate::archive) fn shift(&mut self, by: u32) {
         self.at.iter_mut().for_each(|s| *s += by);
     }
