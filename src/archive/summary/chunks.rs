@@ -135,11 +135,17 @@ impl RecordStarts {
         self.memory.iter_mut().for_each(|m| *m -= i);
     }
 
-    /// Moves every start `by` bytes later (a walk noted them relative to
-    /// where it began; the mapped cutter's).
+    /// Moves the starts from the `from`th on `by` bytes later (a walk
+    /// noted them relative to where it began; the mapped cutter's).
     #[cfg(target_os = "linux")]
-    pub(in crate::archive) fn shift(&mut self, by: u32) {
-        self.at.iter_mut().for_each(|s| *s += by);
+    pub(in crate::archive) fn shift(&mut self, from: usize, by: u32) {
+        self.at[from..].iter_mut().for_each(|s| *s += by);
+    }
+
+    /// Records noted.
+    #[cfg(target_os = "linux")]
+    pub(in crate::archive) fn len(&self) -> usize {
+        self.at.len()
     }
 
     /// The records of `buf`, whose first byte is at file offset `offset`.

@@ -54,6 +54,14 @@ pub(in crate::archive) struct Geometry {
 
 /// The 2 MiB large folio the production parts are made of.
 const FOLIO: u64 = 2 << 20;
+/// Bytes a window maps past its part, for the records that start in the
+/// part and end past it. Not the record cap: the kernel maps a large folio
+/// of the page cache whole where a fault lands in it, up to the end of the
+/// mapping, so a window mapped up to the cap past its part held the next
+/// folios too (up to 5 MiB a window, 90–100 MiB of resident pages with
+/// sixteen decoders; docs/performance.md). A record running past this is
+/// rare, and its window is mapped again up to the cap.
+const OVERHANG: u64 = 64 << 10;
 /// The pages all decoders' parts may touch at once (the resident set the
 /// windows add), which makes parts smaller when there are many decoders.
 const PARTS_IN_ALL: u64 = 32 << 20;
@@ -217,6 +225,29 @@ impl MappedChunks {
             _registration: registration,
         }))
     }
+
+    /// Where the window of the part at `from` ends when it maps `over`
+    /// bytes past the part (never past the file).
+    fn window_end(&self, from: u64, over: u64) -> u64 {
+        self.len
+            .min(from.saturating_add(self.geometry.part.saturating_add(over)))
+    }
+
+    /// Walks the records of window `w` that start in its part, serially,
+    /// from `at` in its map, noting their starts after those noted.
+    fn walk_serially(&mut self, w: &mut Window, at: usize) {
+        let map = w.map.as_deref().unwrap_or_default();
+        let noted = w.starts.len();
+        self.framing.unread = self.len - (w.offset + map.len() as u64);
+        let walked = self
+            .framing
+            .walk(&map[at..], self.pos, &mut w.starts, w.limit - at);
+        // Starts are noted relative to the walk; the map begins `at` bytes
+        // earlier (less than the part, so no overflow).
+        w.starts.shift(noted, at as u32);
+        self.pos += walked as u64;
+        self.framing.unread = self.len - self.pos;
+    }
 }
 
 /// Whether `file` is on a local disk file system (Linux ext2/3/4, XFS,
@@ -251,10 +282,9 @@ impl Cutter for MappedChunks {
         if self.framing.stopped() || from >= self.len || self.pos >= self.len {
             return Ok(false);
         }
-        // Any record starting in the part fits, up to the record cap.
-        let to = self
-            .len
-            .min(from.saturating_add(part + u64::from(MAX_RECORD_BYTES)));
+        // Most records starting in the part end within a little past it;
+        // `settle` maps the window again for one that does not.
+        let to = self.window_end(from, OVERHANG);
         let Some(map) = self.map(from, to)? else {
             return Ok(false);
         };
@@ -272,15 +302,14 @@ impl Cutter for MappedChunks {
     /// and walks the window's part serially otherwise: at a trailer, a
     /// torn tail, a record over the part, or a wrong boundary.
     fn settle(&mut self, w: &mut Window) -> io::Result<()> {
-        let map = match w.map.as_deref() {
-            Some(map) if !self.framing.stopped() && self.pos < w.offset + w.limit as u64 => map,
-            _ => {
-                w.starts.clear();
-                return Ok(());
-            }
-        };
         // The serial walk is in this part: past its start (the part before
-        // ended at or after it), before its limit.
+        // ended at or after it, unless the file was cut while a window was
+        // mapped again), before its limit.
+        let part = w.offset..w.offset + w.limit as u64;
+        if w.map.is_none() || self.framing.stopped() || !part.contains(&self.pos) {
+            w.starts.clear();
+            return Ok(());
+        }
         let at = (self.pos - w.offset) as usize;
         if let (Some(end), None) = (w.walked, self.framing.trailer()) {
             if let Ok(i) = w.starts.at().binary_search(&(at as u32)) {
@@ -291,15 +320,20 @@ impl Cutter for MappedChunks {
             }
         }
         w.starts.clear();
-        self.framing.unread = self.len - (w.offset + map.len() as u64);
-        let walked = self
-            .framing
-            .walk(&map[at..], self.pos, &mut w.starts, w.limit - at);
-        // Starts are noted relative to the walk; the map begins `at` bytes
-        // earlier (less than the part, so no overflow).
-        w.starts.shift(at as u32);
-        self.pos += walked as u64;
-        self.framing.unread = self.len - self.pos;
+        self.walk_serially(w, at);
+        // The walk stopped at a record running past the window, which maps
+        // only a little past its part: map it far enough to hold any
+        // record, and walk on.
+        let end = w.offset + w.map.as_deref().map_or(0, <[u8]>::len) as u64;
+        let full = self.window_end(w.offset, u64::from(MAX_RECORD_BYTES));
+        if self.pos < w.offset + w.limit as u64 && !self.framing.stopped() && end < full {
+            let Some(map) = self.map(w.offset, full)? else {
+                w.starts.clear();
+                return Ok(());
+            };
+            w.map = Some(map);
+            self.walk_serially(w, (self.pos - w.offset) as usize);
+        }
         Ok(())
     }
 
@@ -491,6 +525,35 @@ mod tests {
         let expect = read(&s);
         assert!(s.len() > 3 * Geometry::DEFAULT.part as usize);
         assert_eq!(mapped(&s, Geometry::DEFAULT), expect);
+    }
+
+    /// A window maps only a little past its part, and maps again up to the
+    /// record cap only where a record runs past that: one window of a
+    /// stream holding one record longer than three parts.
+    #[test]
+    fn only_a_record_running_past_its_window_maps_it_far() {
+        let mut s = b"EHRR\x07\0\0\0".to_vec();
+        while s.len() < 6 * SMALL.part as usize {
+            s.extend(record(1000, 215));
+            if s.len() > 2 * SMALL.part as usize && s.len() < 3 * SMALL.part as usize {
+                s.extend(record(3 * SMALL.part as usize + 100, 16));
+            }
+        }
+        let mut cutter = MappedChunks::new(file_of(&s), 8, s.len() as u64, SMALL)
+            .ok()
+            .unwrap();
+        let mut w = Window::default();
+        let (mut windows, mut far) = (0, 0);
+        while cutter.next(&mut w).unwrap() {
+            let mapped = |w: &Window| w.map.as_deref().unwrap().len() as u64;
+            assert!(mapped(&w) <= SMALL.part + OVERHANG);
+            w.frame();
+            cutter.settle(&mut w).unwrap();
+            windows += 1;
+            far += usize::from(mapped(&w) > SMALL.part + OVERHANG);
+        }
+        assert_eq!((far, windows > 3), (1, true));
+        assert_eq!(mapped(&s, SMALL), read(&s));
     }
 
     /// A file that grew after the pass took its length (a capture still
