@@ -4,15 +4,18 @@
 //! Decoders take pieces from the cutter in file order, each numbered as it
 //! is settled, and take each piece's allocations and frees out of it
 //! before tallying it. A decoder hands them in under a short lock; the
-//! decoder that hands in the piece next due, when no other is applying,
-//! applies it and every later piece handed in meanwhile to the map,
-//! outside that lock, each with a copy of the map's ranges as they stand
-//! after it ([`super::view`]). Each decoder waits for its own piece to be
-//! applied (the pieces before it were taken out first, so the wait is
-//! short) and then audits it as it tallies it; the audits are added up in
-//! stream order. A piece waiting holds only its allocations and frees, one
+//! pieces are applied to the map in stream order, each with a copy of the
+//! map's ranges as they stand after it ([`super::view`]). With many
+//! decoders a thread of the map's own applies them as they come due
+//! ([`OrderedMap::apply_on_own_thread`]), so the map's B-tree nodes stay in
+//! one core's cache and one allocator arena; with few, the decoder that
+//! hands in the piece due, when no other is applying, applies it and every
+//! later piece handed in meanwhile, outside that lock. Each decoder waits
+//! for its own piece to be applied (the pieces before it were taken out
+//! first, so the wait is short) and then audits it as it tallies it; the
+//! audits are added up in stream order. A piece waiting holds only its allocations and frees, one
 //! per decoder at most. With a watch (a query), each piece is audited right
-//! after it is applied, under the map's lock, so the watch hears of the
+//! after it is applied, by whoever applied it, so the watch hears of the
 //! launches in stream order.
 
 use std::collections::BTreeMap;
@@ -41,11 +44,16 @@ struct Queue {
     waiting: BTreeMap<u64, (PieceOps, Prepared)>,
     /// Pieces applied, for their decoders.
     applied: BTreeMap<u64, Applied>,
+    /// A thread of the map's own applies the pieces
+    /// ([`OrderedMap::apply_on_own_thread`]).
+    threaded: bool,
+    /// Without it, a decoder is applying pieces.
+    applying: bool,
+    /// Every decoder is done: no piece will be handed in any more.
+    closed: bool,
     /// The pages the live changes of the last pieces applied met, for the
     /// views' page caches.
     log: ChangeLog,
-    /// A decoder is applying pieces.
-    applying: bool,
     /// A decoder failed: nobody waits for a piece any more.
     abandoned: bool,
     /// The audits of the pieces before `audited`, added up, and those of
@@ -82,13 +90,28 @@ pub struct OrderedMap {
     queue: Mutex<Queue>,
     /// Signalled when a piece was applied.
     applied: Condvar,
-    /// Locked only by the one decoder applying pieces.
+    /// Signalled when the piece due was handed in, or the pass ends.
+    due: Condvar,
+    /// Locked by whoever applies pieces (the map's thread, or one decoder
+    /// at a time).
     map: Mutex<Applier>,
     /// Region records are left to merge, or a watch listens: the pieces'
     /// launches are taken too.
     launches: AtomicBool,
     /// A watch listens.
     watching: bool,
+}
+
+/// Lets every decoder waiting for its piece go on if the map's thread
+/// panics (the pass reports the failure).
+struct AbandonOnPanic<'a>(&'a OrderedMap);
+
+impl Drop for AbandonOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.abandon();
+        }
+    }
 }
 
 /// The map, and with a watch the view its pieces are audited in.
@@ -111,14 +134,17 @@ impl OrderedMap {
                 next: 0,
                 waiting: BTreeMap::new(),
                 applied: BTreeMap::new(),
-                log: ChangeLog::default(),
+                threaded: false,
                 applying: false,
+                closed: false,
+                log: ChangeLog::default(),
                 abandoned: false,
                 audit: Audit::default(),
                 audited: 0,
                 audits: BTreeMap::new(),
             }),
             applied: Condvar::new(),
+            due: Condvar::new(),
             launches,
             watching: watch.is_some(),
             map: Mutex::new(Applier {
@@ -141,10 +167,10 @@ impl OrderedMap {
     }
 
     /// Hands in piece number `n` (its events `ops`, and `prepared` to
-    /// prepare it into); applies it, and the pieces due after it, when it
-    /// is due and no other decoder is applying; then waits until it is
-    /// applied, and gives `ops` and `prepared` back with `view` caught up
-    /// to it.
+    /// prepare it into); without the map's thread, applies it and the
+    /// pieces due after it when it is due and no other decoder is applying;
+    /// then waits until it is applied, and gives `ops` and `prepared` back
+    /// with `view` caught up to it.
     pub(crate) fn prepare(
         &self,
         n: u64,
@@ -155,24 +181,13 @@ impl OrderedMap {
         let mut q = lock(&self.queue);
         let handed = (std::mem::take(ops), std::mem::take(prepared));
         q.waiting.insert(n, handed);
-        if !q.applying {
-            q.applying = true;
-            loop {
-                let due = q.next;
-                let Some((piece, prepared)) = q.waiting.remove(&due) else {
-                    break;
-                };
-                drop(q);
-                let applied = self.apply(due, piece, prepared);
-                q = lock(&self.queue);
-                q.next += 1;
-                q.log.applied(due, &applied.0.prepared.changes);
-                if let Some(audit) = applied.1 {
-                    q.audited(due, audit);
-                }
-                q.applied.insert(due, applied.0);
-                self.applied.notify_all();
+        if q.threaded {
+            if n == q.next {
+                self.due.notify_one();
             }
+        } else if !q.applying {
+            q.applying = true;
+            q = self.apply_due(q);
             q.applying = false;
         }
         loop {
@@ -190,6 +205,61 @@ impl OrderedMap {
             }
             q = self.applied.wait(q).unwrap_or_else(|e| e.into_inner());
         }
+    }
+
+    /// Has the pieces applied by a thread of the map's own, which must
+    /// then run [`apply_all`](Self::apply_all) until the decoders are
+    /// done. Past a few decoders this is faster, and its peak RSS lower,
+    /// than a map applied by whichever decoder hands in the piece due: the
+    /// map's B-tree nodes stay in one core's cache and one allocator arena
+    /// (docs/performance.md). With few decoders, the thread's wake-ups cost
+    /// more than they save.
+    pub fn apply_on_own_thread(&self) {
+        lock(&self.queue).threaded = true;
+    }
+
+    /// The map's thread ([`apply_on_own_thread`](Self::apply_on_own_thread)):
+    /// applies each piece as it comes due, in stream order, until the
+    /// decoders are done ([`close`](Self::close)) or one failed
+    /// ([`abandon`](Self::abandon)).
+    pub fn apply_all(&self) {
+        let _abandon = AbandonOnPanic(self);
+        let mut q = lock(&self.queue);
+        loop {
+            q = self.apply_due(q);
+            if q.closed || q.abandoned {
+                return;
+            }
+            q = self.due.wait(q).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    /// Applies the piece due and each handed in after it, in order, outside
+    /// the lock `q` of the queue, and lets their decoders know.
+    fn apply_due<'q>(&'q self, mut q: MutexGuard<'q, Queue>) -> MutexGuard<'q, Queue> {
+        loop {
+            let due = q.next;
+            let Some((piece, prepared)) = q.waiting.remove(&due) else {
+                return q;
+            };
+            drop(q);
+            let applied = self.apply(due, piece, prepared);
+            q = lock(&self.queue);
+            q.next += 1;
+            q.log.applied(due, &applied.0.prepared.changes);
+            if let Some(audit) = applied.1 {
+                q.audited(due, audit);
+            }
+            q.applied.insert(due, applied.0);
+            self.applied.notify_all();
+        }
+    }
+
+    /// Tells the map's thread that every decoder is done, so it stops once
+    /// no piece is left to apply.
+    pub fn close(&self) {
+        lock(&self.queue).closed = true;
+        self.due.notify_one();
     }
 
     /// Adds the audit of piece `n`.
@@ -227,6 +297,7 @@ impl OrderedMap {
     pub fn abandon(&self) {
         lock(&self.queue).abandoned = true;
         self.applied.notify_all();
+        self.due.notify_one();
     }
 
     /// The map after every piece (and the region records after the last

@@ -239,8 +239,10 @@ proptest! {
         cuts in proptest::collection::vec(0usize..300, 0..12),
     ) {
         let (s, regions) = generated(&gen);
-        let m = cut_and_apply(regions, &s, cuts);
-        prop_assert_eq!(of_map(&m.totals), s.model.totals());
+        for threaded in [false, true] {
+            let m = cut_and_apply(regions.clone(), &s, cuts.clone(), threaded);
+            prop_assert_eq!(of_map(&m.totals), s.model.totals());
+        }
     }
 
     /// The same streams cut into up to a few hundred pieces, applied in
@@ -329,8 +331,10 @@ proptest! {
         for (layer, add, b, size) in pending.drain(..) {
             pending_region(&mut s.model, layer, add, b, size);
         }
-        let m = cut_and_apply(regions, &s, cuts);
-        prop_assert_eq!(of_map(&m.totals), s.model.totals());
+        for threaded in [false, true] {
+            let m = cut_and_apply(regions.clone(), &s, cuts.clone(), threaded);
+            prop_assert_eq!(of_map(&m.totals), s.model.totals());
+        }
     }
 }
 
@@ -380,20 +384,36 @@ fn generated(gen: &[(u8, u64, u64)]) -> (Stream, Vec<RegionRecord>) {
 }
 
 /// The stream's events cut into pieces before the indexes `cuts`, handed
-/// to an ordered map with `regions` and each audited as a decoder audits
-/// it: the map at the end of the stream.
-fn cut_and_apply(regions: Vec<RegionRecord>, s: &Stream, cuts: Vec<usize>) -> AllocationMap {
+/// to an ordered map with `regions` (applied by a thread of its own when
+/// `threaded`, else by the decoder handing them in) and each audited as a
+/// decoder audits it: the map at the end of the stream.
+fn cut_and_apply(
+    regions: Vec<RegionRecord>,
+    s: &Stream,
+    cuts: Vec<usize>,
+    threaded: bool,
+) -> AllocationMap {
     let map = OrderedMap::new(AllocationMap::new(regions, false), None);
     let (mut prepared, mut view) = (Prepared::default(), View::default());
-    for (n, mut piece) in cut(s, cuts).into_iter().enumerate() {
-        let n = n as u64;
-        assert_eq!(
-            map.prepare(n, &mut piece, &mut prepared, &mut view),
-            Turn::Audit
-        );
-        let audit = view.audit(n, &piece, &prepared, None);
-        map.audited(n, audit);
-    }
+    std::thread::scope(|scope| {
+        let applier = threaded.then(|| {
+            map.apply_on_own_thread();
+            scope.spawn(|| map.apply_all())
+        });
+        for (n, mut piece) in cut(s, cuts).into_iter().enumerate() {
+            let n = n as u64;
+            assert_eq!(
+                map.prepare(n, &mut piece, &mut prepared, &mut view),
+                Turn::Audit
+            );
+            let audit = view.audit(n, &piece, &prepared, None);
+            map.audited(n, audit);
+        }
+        map.close();
+        if let Some(a) = applier {
+            a.join().unwrap();
+        }
+    });
     map.finish().0
 }
 

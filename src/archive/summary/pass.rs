@@ -57,6 +57,11 @@ const MAX_WORKERS: usize = 16;
 /// held while pieces wait for the map; docs/performance.md).
 const MAX_WORKERS_WITH_MAP: usize = 10;
 
+/// Decoders at most that apply the pieces to the allocation map
+/// themselves; with more, a thread of the map's own applies them
+/// ([`OrderedMap::apply_on_own_thread`]).
+const MAX_WORKERS_APPLYING: usize = 4;
+
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
     pub(in crate::archive) trailer: Option<u64>,
@@ -143,8 +148,9 @@ impl<C> Turns<C> {
 /// Runs `workers` decoders over the pieces of `cutter`, each tallying on
 /// its own; the tallies are merged at the end. No decoder waits for another
 /// except while one takes its piece, waits for the pieces before its own
-/// to be settled, or applies pieces to the allocation map `memory` (in
-/// stream order: each piece is numbered as it is settled).
+/// to be settled, or (with few decoders) applies pieces to the allocation
+/// map `memory`, in stream order (each piece is numbered as it is
+/// settled); with many, a thread of the map's own applies them.
 fn decode_all<C: Cutter>(
     cutter: C,
     table: ApiTable,
@@ -162,6 +168,10 @@ fn decode_all<C: Cutter>(
         turn: Condvar::new(),
     };
     let tallies: Vec<io::Result<Tally>> = thread::scope(|scope| {
+        let applier = memory.filter(|_| workers > MAX_WORKERS_APPLYING).map(|m| {
+            m.apply_on_own_thread();
+            scope.spawn(|| m.apply_all())
+        });
         let helpers: Vec<_> = (1..workers)
             .map(|_| scope.spawn(|| decode_share(&turns, table, memory)))
             .collect();
@@ -171,6 +181,12 @@ fn decode_all<C: Cutter>(
                 h.join()
                     .unwrap_or_else(|_| Err(io::Error::other("a decoder thread failed"))),
             );
+        }
+        if let (Some(m), Some(applier)) = (memory, applier) {
+            m.close();
+            if applier.join().is_err() {
+                tallies.push(Err(io::Error::other("the allocation map's thread failed")));
+            }
         }
         tallies
     });
@@ -831,7 +847,7 @@ mod tests {
         assert_eq!(expect.frees, stats.frees);
         assert!(expect.stale_pointer_launches > 0, "{expect:?}");
         assert!(expect.unattributed_pointer_args > 0, "{expect:?}");
-        for workers in [2, 4] {
+        for workers in [2, 4, 8] {
             assert_eq!(memory_of(read(1000), workers), expect, "{workers} decoders");
             #[cfg(target_os = "linux")]
             {
