@@ -18,9 +18,12 @@
 //! settled by the one serial framing, and the records are exactly the
 //! serial walk's, whatever the boundaries found.
 //!
-//! A window maps its part of the file and the record cap beyond it, so
-//! every record that starts in the part lies wholly inside it; only the
-//! pages the walk and the decoder touch are read.
+//! A window maps its part of the file and a little beyond it, where the
+//! last records starting in the part end; a window holding a record that
+//! runs further is mapped again up to the record cap, so every record that
+//! starts in the part lies wholly inside it. Only the pages the walk and
+//! the decoder touch are read, but the kernel maps the large folios they
+//! lie in whole, up to the end of the mapping ([`OVERHANG`]).
 //!
 //! Only files on local disk file systems of Linux are mapped
 //! ([`worth_mapping`]): where a page cannot be read (a network or FUSE file
@@ -149,8 +152,8 @@ impl Piece for Window {
 }
 
 /// Cuts `events.bin` into mapped [`Window`]s: the window of part N maps
-/// the file from `N × part` on, far enough to hold whole every record
-/// that starts in the part.
+/// the file from `N × part` on, [`OVERHANG`] past the part, or up to the
+/// record cap past it where a record starting in the part runs further.
 pub(in crate::archive) struct MappedChunks {
     file: File,
     geometry: Geometry,
