@@ -73,18 +73,6 @@ impl Geometry {
     /// The production geometry: parts of two 2 MiB large folios.
     pub(in crate::archive) const DEFAULT: Geometry = Geometry { part: 2 * FOLIO };
 
-    /// The geometry of the pass that builds the allocation map with
-    /// `decoders` decoders: a decoder holds its window while it waits for
-    /// its piece's turn at the map and while it audits the piece, so
-    /// parts are one 2 MiB folio up to six decoders and half of one
-    /// beyond, which keeps the peak RSS within 64 MiB up to 100 k live
-    /// ranges (docs/performance.md).
-    pub(in crate::archive) fn for_map(decoders: usize) -> Geometry {
-        Geometry {
-            part: if decoders <= 6 { FOLIO } else { FOLIO / 2 },
-        }
-    }
-
     /// The production geometry for `decoders` decoders: [`DEFAULT`](Self::DEFAULT)
     /// up to eight, one folio per part beyond, so the parts all decoders
     /// hold stay within 32 MiB.

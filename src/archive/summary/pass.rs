@@ -51,16 +51,14 @@ const CHUNK_BYTES: usize = 256 << 10;
 /// pass scales to 16 cores; memory grows by one window or chunk buffer
 /// per decoder.
 const MAX_WORKERS: usize = 16;
-/// Decoder threads at most while the allocation map is built: with
-/// sixteen, the peak RSS passed 64 MiB (82–112 MiB on sixteen cores, the
-/// map's nodes spread over the threads' allocator arenas and the windows
-/// held while pieces wait for the map; docs/performance.md).
-const MAX_WORKERS_WITH_MAP: usize = 10;
 
 /// Decoders at most that apply the pieces to the allocation map
 /// themselves; with more, a thread of the map's own applies them
-/// ([`OrderedMap::apply_on_own_thread`]).
-const MAX_WORKERS_APPLYING: usize = 4;
+/// ([`OrderedMap::apply_on_own_thread`]), on a core of its own where
+/// windows are mapped: on the 16-core device, sixteen decoders applying
+/// the map themselves peaked at 93 MiB, and eight ran 20% slower with the
+/// map's thread than without (docs/performance.md).
+const MAX_WORKERS_APPLYING: usize = 8;
 
 /// Result of streaming `events.bin`.
 pub(in crate::archive) struct StreamOutcome {
@@ -76,30 +74,27 @@ pub(in crate::archive) struct StreamOutcome {
 
 /// Streams the `len` bytes of `events.bin` on every core: mapped when the
 /// file is on a local disk of Linux and can be mapped (one decoder per
-/// core, as none ever waits on a read), read in chunks otherwise (one
-/// decoder more than cores: one waiting for the cutter's lock leaves its
-/// core to the spare, measured 5–7% faster on two cores).
+/// core, as none ever waits on a read, but one core fewer where the map's
+/// own thread applies the pieces), read in chunks otherwise (one decoder
+/// more than cores: one waiting for the cutter's lock leaves its core to
+/// the spare, measured 5–7% faster on two cores).
 fn stream(
     table: ApiTable,
     file: fs::File,
     len: u64,
     memory: Option<&OrderedMap>,
 ) -> io::Result<(Tally, StreamOutcome)> {
-    let limit = match memory {
-        Some(_) => MAX_WORKERS_WITH_MAP,
-        None => MAX_WORKERS,
-    };
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     let start = FILE_HEADER_LEN as u64;
     #[cfg(target_os = "linux")]
     let file = match mapped::worth_mapping(&file) {
         true => {
-            let decoders = cores.min(limit);
-            let geometry = match memory {
-                Some(_) => Geometry::for_map(decoders),
-                None => Geometry::for_decoders(decoders),
+            let decoders = match memory {
+                // One core is left to the map's own thread.
+                Some(_) if cores > MAX_WORKERS_APPLYING + 1 => (cores - 1).min(MAX_WORKERS),
+                _ => cores.min(MAX_WORKERS),
             };
-            match MappedChunks::new(file, start, len, geometry) {
+            match MappedChunks::new(file, start, len, Geometry::for_decoders(decoders)) {
                 Ok(mapped) => return decode_all(mapped, table, decoders, memory),
                 Err(file) => file,
             }
@@ -108,7 +103,7 @@ fn stream(
     };
     let body = len.saturating_sub(start);
     let chunks = EventChunks::new(file, start, body, CHUNK_BYTES);
-    decode_all(chunks, table, (cores + 1).min(limit), memory)
+    decode_all(chunks, table, (cores + 1).min(MAX_WORKERS), memory)
 }
 
 /// The cutter shared by the decoders, with the turns of the pieces it has
