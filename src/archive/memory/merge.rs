@@ -13,10 +13,10 @@
 //! later piece handed in meanwhile, outside that lock. Each decoder waits
 //! for its own piece to be applied (the pieces before it were taken out
 //! first, so the wait is short) and then audits it as it tallies it; the
-//! audits are added up in stream order. A piece waiting holds only its allocations and frees, one
-//! per decoder at most. With a watch (a query), each piece is audited right
-//! after it is applied, by whoever applied it, so the watch hears of the
-//! launches in stream order.
+//! audits are added up in stream order. A piece waiting holds only its
+//! allocations and frees, one per decoder at most. With a watch (a query),
+//! each piece is audited right after it is applied, by whoever applied it,
+//! so the watch hears of the launches in stream order.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -142,12 +142,6 @@ impl RecordStarts {
         self.at[from..].iter_mut().for_each(|s| *s += by);
     }
 
-    /// Records noted.
-    #[cfg(target_os = "linux")]
-    pub(in crate::archive) fn len(&self) -> usize {
-        self.at.len()
-    }
-
     /// The records of `buf`, whose first byte is at file offset `offset`.
     pub(in crate::archive) fn records<'a>(&'a self, buf: &'a [u8], offset: u64) -> Records<'a> {
         Records {

@@ -228,7 +228,7 @@ impl MappedChunks {
     /// from `at` in its map, noting their starts after those noted.
     fn walk_serially(&mut self, w: &mut Window, at: usize) {
         let map = w.map.as_deref().unwrap_or_default();
-        let noted = w.starts.len();
+        let noted = w.starts.at().len();
         self.framing.unread = self.len - (w.offset + map.len() as u64);
         let walked = self
             .framing
@@ -317,7 +317,7 @@ impl Cutter for MappedChunks {
         // record, and walk on.
         let end = w.offset + w.map.as_deref().map_or(0, <[u8]>::len) as u64;
         let full = self.window_end(w.offset, u64::from(MAX_RECORD_BYTES));
-        if self.pos < w.offset + w.limit as u64 && !self.framing.stopped() && end < full {
+        if self.pos < part.end && !self.framing.stopped() && end < full {
             let Some(map) = self.map(w.offset, full)? else {
                 w.starts.clear();
                 return Ok(());
