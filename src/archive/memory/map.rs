@@ -13,15 +13,14 @@
 //! Bounded: at most [`MAX_LIVE`] live ranges and [`MAX_FREED`] freed ones
 //! are kept; past either cap the newest allocations (or the oldest freed
 //! ranges) are left out and the summary's notes say so. A live range costs
-//! its [`Range`] (80 bytes) and its place in a persistent B-tree node, plus
-//! the nodes older copies handed to the pieces in flight still share
-//! (about 190 bytes of resident memory in all on two CPUs, 400 with
-//! sixteen decoders in flight, as `hrr-bench-archive` measures at 100 k
-//! live ranges).
+//! its packed entry in a persistent B-tree node (40 bytes with its key,
+//! [`super::packed`]), plus the nodes older copies handed to the pieces in
+//! flight still share, and its change in the piece that made it (about
+//! 180 bytes of resident memory in all on two CPUs, 300 with fifteen
+//! decoders in flight, as `hrr-bench-archive` measures at 100 k live
+//! ranges).
 
 use std::collections::VecDeque;
-
-use imbl::OrdMap;
 
 use crate::archive::format::regions::RegionRecord;
 use crate::archive::memory::ops::{Op, PieceOps, Stamp};
@@ -200,7 +199,7 @@ impl AllocationMap {
 
     /// Every live range, by layer then base.
     pub fn live_ranges(&self) -> impl Iterator<Item = Range> + '_ {
-        self.ranges.live.iter().flat_map(|l| l.values().copied())
+        self.ranges.live_ranges()
     }
 
     /// Applies the region records stamped at or before `ns`.
@@ -327,11 +326,11 @@ impl AllocationMap {
         // A live range of the layer under the new one lost its free. Ranges
         // of a layer never overlap, so those under it are the last ones
         // starting before its end, back to the first that ends before it.
-        while let Some((&b, r)) = self.ranges.live[layer].get_prev(&(end - 1)) {
+        while let Some(r) = self.ranges.live_from(layer, end - 1) {
             if r.end() <= base {
                 break;
             }
-            self.end_live(layer, b);
+            self.end_live(layer, r.base);
             self.totals.superseded += 1;
         }
         // Freed ranges under it are reallocated: no longer freed. An API
@@ -339,11 +338,11 @@ impl AllocationMap {
         // only its own layer's.
         let layers = if layer == 0 { 0..3 } else { layer..layer + 1 };
         for l in layers {
-            while let Some((&b, &(r, _))) = self.ranges.freed[l].get_prev(&(end - 1)) {
+            while let Some(r) = self.ranges.freed_from(l, end - 1) {
                 if r.end() <= base {
                     break;
                 }
-                self.ranges.freed[l].remove(&b);
+                self.ranges.remove_freed(l, r.base);
                 self.record(Change::Remove(r));
             }
         }
@@ -363,7 +362,7 @@ impl AllocationMap {
         if let Some(w) = watch.as_deref_mut() {
             range.hist = w.born(&range);
         }
-        self.ranges.live[layer].insert(base, range);
+        self.ranges.put(&range, 0);
         self.record(Change::Add(range));
         if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_add(size);
@@ -373,7 +372,7 @@ impl AllocationMap {
 
     /// Ends the live range of `layer` at `base`, if there is one.
     fn end_live(&mut self, layer: usize, base: u64) -> Option<Range> {
-        let range = self.ranges.live[layer].remove(&base)?;
+        let range = self.ranges.remove_live(layer, base)?;
         self.record(Change::Remove(range));
         if layer == 0 {
             self.live_bytes = self.live_bytes.saturating_sub(range.size);
@@ -391,14 +390,13 @@ impl AllocationMap {
         if let Some(w) = watch.as_deref_mut() {
             w.died(&range);
         }
-        let remembered = |f: &[OrdMap<u64, (Range, u64)>; 3], (l, b, ord): (usize, u64, u64)| {
-            f[l].get(&b).is_some_and(|&(_, o)| o == ord)
-        };
+        let remembered =
+            |f: &Ranges, (l, b, ord): (usize, u64, u64)| f.freed_ord(l, b) == Some(ord);
         if self.ranges.freed_count() >= MAX_FREED {
             // The oldest entry still remembered is the oldest freed range.
             while let Some(e) = self.freed_order.pop_front() {
-                if remembered(&self.ranges.freed, e) {
-                    if let Some((gone, _)) = self.ranges.freed[e.0].remove(&e.1) {
+                if remembered(&self.ranges, e) {
+                    if let Some(gone) = self.ranges.remove_freed(e.0, e.1) {
                         self.record(Change::Remove(gone));
                     }
                     self.totals.forgotten_frees += 1;
@@ -410,10 +408,10 @@ impl AllocationMap {
         self.frees_made += 1;
         self.freed_order.push_back((layer, base, ord));
         if self.freed_order.len() > 2 * MAX_FREED {
-            let freed = &self.ranges.freed;
-            self.freed_order.retain(|&e| remembered(freed, e));
+            let ranges = &self.ranges;
+            self.freed_order.retain(|&e| remembered(ranges, e));
         }
-        self.ranges.freed[layer].insert(base, (range, ord));
+        self.ranges.put(&range, ord);
         self.record(Change::Add(range));
     }
 

@@ -14,6 +14,7 @@ pub mod map;
 pub(crate) mod merge;
 pub mod ops;
 pub(crate) mod overlay;
+pub(crate) mod packed;
 pub(crate) mod page_cache;
 pub(crate) mod ranges;
 pub(crate) mod view;

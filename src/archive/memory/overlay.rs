@@ -130,34 +130,16 @@ impl<'p> Overlay<'p> {
 /// Makes change `c` to `ranges`.
 fn redo(ranges: &mut Ranges, c: Change) {
     match c {
-        Change::Add(r) => put(ranges, r),
-        Change::Remove(r) => take(ranges, r),
+        Change::Add(r) => ranges.put(&r, 0),
+        Change::Remove(r) => ranges.take(&r),
     }
 }
 
 /// Undoes change `c` to `ranges`.
 fn undo(ranges: &mut Ranges, c: Change) {
     match c {
-        Change::Add(r) => take(ranges, r),
-        Change::Remove(r) => put(ranges, r),
-    }
-}
-
-/// Puts `r` in its layer's live or freed ranges.
-fn put(ranges: &mut Ranges, r: Range) {
-    let layer = r.source.layer();
-    match r.freed {
-        Some(_) => drop(ranges.freed[layer].insert(r.base, (r, 0))),
-        None => drop(ranges.live[layer].insert(r.base, r)),
-    }
-}
-
-/// Takes `r` out of its layer's live or freed ranges.
-fn take(ranges: &mut Ranges, r: Range) {
-    let layer = r.source.layer();
-    match r.freed {
-        Some(_) => drop(ranges.freed[layer].remove(&r.base)),
-        None => drop(ranges.live[layer].remove(&r.base)),
+        Change::Add(r) => ranges.take(&r),
+        Change::Remove(r) => ranges.put(&r, 0),
     }
 }
 

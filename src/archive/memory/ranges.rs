@@ -10,15 +10,17 @@
 use imbl::OrdMap;
 
 use crate::archive::memory::map::{Hit, Range};
+use crate::archive::memory::packed::{Freed, Live};
 use crate::archive::memory::page_cache::PAGE_BITS;
 
-/// Live ranges and freed (not reallocated) ones, per layer, by base.
+/// Live ranges and freed (not reallocated) ones, per layer, by base,
+/// packed ([`super::packed`]).
 #[derive(Clone, Default)]
 pub(crate) struct Ranges {
     /// Per layer: live ranges.
-    pub(crate) live: [OrdMap<u64, Range>; 3],
+    live: [OrdMap<u64, Live>; 3],
     /// Per layer: freed ranges, each with the ordinal of its free.
-    pub(crate) freed: [OrdMap<u64, (Range, u64)>; 3],
+    freed: [OrdMap<u64, Freed>; 3],
 }
 
 impl Ranges {
@@ -32,6 +34,58 @@ impl Ranges {
         self.freed.iter().map(OrdMap::len).sum()
     }
 
+    /// Every live range, by layer then base.
+    pub(crate) fn live_ranges(&self) -> impl Iterator<Item = Range> + '_ {
+        self.live
+            .iter()
+            .flat_map(|l| l.iter().map(|(&b, r)| r.unpack(b)))
+    }
+
+    /// The live range of `layer` starting last at or before `a`.
+    pub(crate) fn live_from(&self, layer: usize, a: u64) -> Option<Range> {
+        let (&b, r) = self.live[layer].get_prev(&a)?;
+        Some(r.unpack(b))
+    }
+
+    /// The freed range of `layer` starting last at or before `a`.
+    pub(crate) fn freed_from(&self, layer: usize, a: u64) -> Option<Range> {
+        let (&b, r) = self.freed[layer].get_prev(&a)?;
+        Some(r.unpack(b))
+    }
+
+    /// The ordinal of the free of the freed range of `layer` at `base`.
+    pub(crate) fn freed_ord(&self, layer: usize, base: u64) -> Option<u64> {
+        self.freed[layer].get(&base).map(|f| f.ord)
+    }
+
+    /// Puts `r` in its layer's live ranges, or its freed ones (with `ord`,
+    /// the ordinal of its free) once it is freed.
+    pub(crate) fn put(&mut self, r: &Range, ord: u64) {
+        let layer = r.source.layer();
+        match r.freed {
+            Some(_) => drop(self.freed[layer].insert(r.base, Freed::pack(r, ord))),
+            None => drop(self.live[layer].insert(r.base, Live::pack(r))),
+        }
+    }
+
+    /// Takes `r` out of its layer's live or freed ranges.
+    pub(crate) fn take(&mut self, r: &Range) {
+        match r.freed {
+            Some(_) => drop(self.remove_freed(r.source.layer(), r.base)),
+            None => drop(self.remove_live(r.source.layer(), r.base)),
+        }
+    }
+
+    /// Takes the live range of `layer` at `base` out, if there is one.
+    pub(crate) fn remove_live(&mut self, layer: usize, base: u64) -> Option<Range> {
+        self.live[layer].remove(&base).map(|r| r.unpack(base))
+    }
+
+    /// Takes the freed range of `layer` at `base` out, if there is one.
+    pub(crate) fn remove_freed(&mut self, layer: usize, base: u64) -> Option<Range> {
+        self.freed[layer].remove(&base).map(|r| r.unpack(base))
+    }
+
     /// Every live range holding `a`, most specific first.
     pub(crate) fn live_holding(&self, a: u64) -> Vec<Range> {
         (0..3).rev().filter_map(|l| self.live_in(l, a)).collect()
@@ -43,14 +97,14 @@ impl Ranges {
         let mut below: Option<Range> = None;
         let mut above: Option<Range> = None;
         for l in 0..3 {
-            if let Some((_, &r)) = self.live[l].get_prev(&a) {
+            if let Some(r) = self.live_from(l, a) {
                 if !r.contains(a) && below.is_none_or(|b| r.end() > b.end()) {
                     below = Some(r);
                 }
             }
-            if let Some((_, &r)) = self.live[l].range(a.saturating_add(1)..).next() {
-                if above.is_none_or(|b| r.base < b.base) {
-                    above = Some(r);
+            if let Some((&b, r)) = self.live[l].range(a.saturating_add(1)..).next() {
+                if above.is_none_or(|n| b < n.base) {
+                    above = Some(r.unpack(b));
                 }
             }
         }
@@ -60,13 +114,13 @@ impl Ranges {
 
 impl Layers for Ranges {
     fn live_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, r) = self.live[layer].get_prev(&a)?;
-        r.contains(a).then_some(*r)
+        let (&b, r) = self.live[layer].get_prev(&a)?;
+        (a < r.end(b)).then(|| r.unpack(b))
     }
 
     fn freed_in(&self, layer: usize, a: u64) -> Option<Range> {
-        let (_, (r, _)) = self.freed[layer].get_prev(&a)?;
-        r.contains(a).then_some(*r)
+        let (&b, r) = self.freed[layer].get_prev(&a)?;
+        (a < r.end(b)).then(|| r.unpack(b))
     }
 }
 
