@@ -12,11 +12,10 @@ use crate::archive::memory::map::{Death, Range, Source};
 /// Flag bits: which of the optional fields are present, and the source.
 const ALLOC_SEQ: u8 = 1;
 const THREAD: u8 = 1 << 1;
-const FREED: u8 = 1 << 2;
-const FREE_API: u8 = 1 << 3;
-const FREE_SEQ: u8 = 1 << 4;
-const SEGMENT: u8 = 1 << 5;
-const BLOCK: u8 = 1 << 6;
+const FREE_API: u8 = 1 << 2;
+const FREE_SEQ: u8 = 1 << 3;
+const SEGMENT: u8 = 1 << 4;
+const BLOCK: u8 = 1 << 5;
 
 /// A live range without its base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,16 +91,10 @@ impl Live {
 }
 
 impl Freed {
-    /// `r` packed with `ord`, the ordinal of its free.
-    pub(crate) fn pack(r: &Range, ord: u64) -> Freed {
+    /// `r`, freed as `death`, packed with `ord`, the ordinal of its free.
+    pub(crate) fn pack(r: &Range, death: Death, ord: u64) -> Freed {
         let mut range = Live::pack(r);
-        let death = r.freed.unwrap_or(Death {
-            api: None,
-            seq: None,
-        });
-        range.flags |= flag(FREED, r.freed.is_some())
-            | flag(FREE_API, death.api.is_some())
-            | flag(FREE_SEQ, death.seq.is_some());
+        range.flags |= flag(FREE_API, death.api.is_some()) | flag(FREE_SEQ, death.seq.is_some());
         Freed {
             range,
             free_seq: death.seq.unwrap_or(0),
@@ -114,7 +107,7 @@ impl Freed {
     pub(crate) fn unpack(&self, base: u64) -> Range {
         let l = &self.range;
         Range {
-            freed: l.has(FREED).then_some(Death {
+            freed: Some(Death {
                 api: l.has(FREE_API).then_some(self.free_api),
                 seq: l.has(FREE_SEQ).then_some(self.free_seq),
             }),
@@ -188,8 +181,10 @@ mod tests {
     #[test]
     fn every_field_comes_back_as_it_went_in() {
         for r in ranges() {
-            assert_eq!(Freed::pack(&r, 9).unpack(r.base), r);
-            assert_eq!(Freed::pack(&r, 9).ord, 9);
+            if let Some(death) = r.freed {
+                assert_eq!(Freed::pack(&r, death, 9).unpack(r.base), r);
+                assert_eq!(Freed::pack(&r, death, 9).ord, 9);
+            }
             let live = Range { freed: None, ..r };
             assert_eq!(Live::pack(&r).unpack(r.base), live);
             assert_eq!(Live::pack(&r).end(r.base), u64::MAX);

@@ -63,7 +63,7 @@ impl Ranges {
     pub(crate) fn put(&mut self, r: &Range, ord: u64) {
         let layer = r.source.layer();
         match r.freed {
-            Some(_) => drop(self.freed[layer].insert(r.base, Freed::pack(r, ord))),
+            Some(death) => drop(self.freed[layer].insert(r.base, Freed::pack(r, death, ord))),
             None => drop(self.live[layer].insert(r.base, Live::pack(r))),
         }
     }

@@ -872,8 +872,9 @@ mod tests {
         /// launches passing pointers into live, freed and no ranges, cut
         /// into small pieces (read chunks, and mapped windows framed in
         /// parallel) that six decoders (twelve for the windows, past the
-        /// eight that apply the map themselves) finish out of order: the map, its audit and a watched
-        /// address come out as one decoder reading in order makes them.
+        /// eight that apply the map themselves) finish out of order: the
+        /// map, its audit and a watched address come out as one decoder
+        /// reading in order makes them.
         #[test]
         fn the_map_from_many_decoders_is_the_map_from_one(
             ops in proptest::collection::vec((0u8..4, 0u64..48, 0u64..16), 1..500),
