@@ -27,6 +27,7 @@ use crate::archive::memory::ops::{Launches, PieceOps};
 use crate::archive::memory::page_cache::ChangeLog;
 use crate::archive::memory::view::{Audit, Prepared, View};
 use crate::archive::memory::watch::Watch;
+use crate::archive::summary::waiters::Waiters;
 
 /// A piece applied, for its decoder to take back.
 struct Applied {
@@ -44,6 +45,8 @@ struct Queue {
     waiting: BTreeMap<u64, (PieceOps, Prepared)>,
     /// Pieces applied, for their decoders.
     applied: BTreeMap<u64, Applied>,
+    /// Decoders waiting for their piece to be applied, by piece.
+    waiters: Waiters,
     /// A thread of the map's own applies the pieces
     /// ([`OrderedMap::apply_on_own_thread`]).
     threaded: bool,
@@ -88,8 +91,6 @@ pub(crate) enum Turn {
 /// The map shared by the decoders of one pass.
 pub struct OrderedMap {
     queue: Mutex<Queue>,
-    /// Signalled when a piece was applied.
-    applied: Condvar,
     /// Signalled when the piece due was handed in, or the pass ends.
     due: Condvar,
     /// Locked by whoever applies pieces (the map's thread, or one decoder
@@ -134,6 +135,7 @@ impl OrderedMap {
                 next: 0,
                 waiting: BTreeMap::new(),
                 applied: BTreeMap::new(),
+                waiters: Waiters::default(),
                 threaded: false,
                 applying: false,
                 closed: false,
@@ -143,7 +145,6 @@ impl OrderedMap {
                 audited: 0,
                 audits: BTreeMap::new(),
             }),
-            applied: Condvar::new(),
             due: Condvar::new(),
             launches,
             watching: watch.is_some(),
@@ -203,7 +204,7 @@ impl OrderedMap {
             if q.abandoned {
                 return Turn::Abandoned;
             }
-            q = self.applied.wait(q).unwrap_or_else(|e| e.into_inner());
+            q = Waiters::sleep(q, n, |q| &mut q.waiters, || lock(&self.queue));
         }
     }
 
@@ -251,7 +252,7 @@ impl OrderedMap {
                 q.audited(due, audit);
             }
             q.applied.insert(due, applied.0);
-            self.applied.notify_all();
+            q.waiters.wake(due);
         }
     }
 
@@ -295,8 +296,10 @@ impl OrderedMap {
     /// so a piece before theirs may never come (the pass reports the
     /// failure).
     pub fn abandon(&self) {
-        lock(&self.queue).abandoned = true;
-        self.applied.notify_all();
+        let mut q = lock(&self.queue);
+        q.abandoned = true;
+        q.waiters.wake_all();
+        drop(q);
         self.due.notify_one();
     }
 

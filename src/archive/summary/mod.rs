@@ -18,3 +18,4 @@ pub(in crate::archive) mod page_guard;
 pub mod pass;
 pub(in crate::archive) mod prefetch;
 pub(in crate::archive) mod tally;
+pub(in crate::archive) mod waiters;

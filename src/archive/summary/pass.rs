@@ -18,7 +18,7 @@
 use std::fs;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 
 use anyhow::{bail, Context as _};
@@ -44,6 +44,7 @@ use crate::archive::summary::health::health;
 #[cfg(target_os = "linux")]
 use crate::archive::summary::mapped::{self, Geometry, MappedChunks};
 use crate::archive::summary::tally::Tally;
+use crate::archive::summary::waiters::Waiters;
 
 /// Bytes per chunk when `events.bin` is read rather than mapped.
 const CHUNK_BYTES: usize = 256 << 10;
@@ -120,12 +121,21 @@ struct Shared<C> {
     /// A decoder failed or panicked: the others stop rather than wait for
     /// a piece it held.
     failed: bool,
+    /// Decoders waiting for their turn to settle, by turn.
+    waiters: Waiters,
 }
 
-/// The shared cutter and the turn its decoders wait for.
+impl<C> Shared<C> {
+    /// Stops every decoder waiting for its turn.
+    fn fail(&mut self) {
+        self.failed = true;
+        self.waiters.wake_all();
+    }
+}
+
+/// The shared cutter, with the decoders waiting for their turns.
 struct Turns<C> {
     shared: Mutex<Shared<C>>,
-    turn: Condvar,
 }
 
 impl<C> Turns<C> {
@@ -135,8 +145,7 @@ impl<C> Turns<C> {
 
     /// Stops every decoder waiting for its turn.
     fn fail(&self) {
-        self.lock().failed = true;
-        self.turn.notify_all();
+        self.lock().fail();
     }
 }
 
@@ -159,8 +168,8 @@ fn decode_all<C: Cutter>(
             settled: 0,
             numbered: 0,
             failed: false,
+            waiters: Waiters::default(),
         }),
-        turn: Condvar::new(),
     };
     let tallies: Vec<io::Result<Tally>> = thread::scope(|scope| {
         let applier = memory.filter(|_| workers > MAX_WORKERS_APPLYING).map(|m| {
@@ -231,8 +240,7 @@ fn decode_share<C: Cutter>(
                 Ok(true) => {}
                 Ok(false) => return Ok(tally),
                 Err(e) => {
-                    s.failed = true;
-                    turns.turn.notify_all();
+                    s.fail();
                     return Err(e);
                 }
             }
@@ -243,15 +251,20 @@ fn decode_share<C: Cutter>(
         let number = {
             let mut s = turns.lock();
             while s.settled < turn && !s.failed {
-                s = turns.turn.wait(s).unwrap_or_else(|e| e.into_inner());
+                s = Waiters::sleep(s, turn, |s| &mut s.waiters, || turns.lock());
             }
             if s.failed {
                 return Ok(tally);
             }
             let settled = s.cutter.settle(&mut piece);
             s.settled += 1;
-            s.failed |= settled.is_err();
-            turns.turn.notify_all();
+            match settled.is_err() {
+                true => s.fail(),
+                false => {
+                    let next = s.settled;
+                    s.waiters.wake(next);
+                }
+            }
             settled?;
             if piece.records().starts.is_empty() {
                 continue;

@@ -1,0 +1,91 @@
+//! Decoders waiting each for its own numbered turn (its piece settled, its
+//! piece applied to the allocation map), woken alone when that turn comes.
+//!
+//! A condition variable shared by every decoder wakes them all at each
+//! turn, and on many cores those wake-ups (each decoder taking the lock to
+//! find it is not its turn yet) cost more CPU time than the work they wait
+//! for (docs/performance.md). Each waiter instead leaves its thread under
+//! its number, and whoever makes that turn come unparks just it.
+
+use std::collections::BTreeMap;
+use std::sync::MutexGuard;
+use std::thread::{self, Thread};
+
+/// Threads waiting, by the number of the turn each waits for.
+#[derive(Default)]
+pub(in crate::archive) struct Waiters(BTreeMap<u64, Thread>);
+
+impl Waiters {
+    /// Has the calling thread wait for turn `n`: it is registered in the
+    /// waiters `of` the state `guard` holds, the lock is let go while it
+    /// sleeps, and `relock` takes it again. It may come back before turn
+    /// `n` (a wake-up meant for an earlier wait), so the caller checks
+    /// again.
+    pub(in crate::archive) fn sleep<'a, T>(
+        mut guard: MutexGuard<'a, T>,
+        n: u64,
+        of: impl FnOnce(&mut T) -> &mut Waiters,
+        relock: impl FnOnce() -> MutexGuard<'a, T>,
+    ) -> MutexGuard<'a, T> {
+        of(&mut guard).0.insert(n, thread::current());
+        drop(guard);
+        thread::park();
+        relock()
+    }
+
+    /// Wakes the thread waiting for turn `n`, if one is.
+    pub(in crate::archive) fn wake(&mut self, n: u64) {
+        if let Some(t) = self.0.remove(&n) {
+            t.unpark();
+        }
+    }
+
+    /// Wakes every waiting thread (the pass failed, or ends).
+    pub(in crate::archive) fn wake_all(&mut self) {
+        for t in std::mem::take(&mut self.0).into_values() {
+            t.unpark();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Turns taken in order by threads that each wait for their own: every
+    /// thread sees exactly its turn, none is left asleep.
+    #[test]
+    fn each_thread_is_woken_for_its_own_turn() {
+        struct State {
+            turn: u64,
+            order: Vec<u64>,
+            waiters: Waiters,
+        }
+        let state = Mutex::new(State {
+            turn: 0,
+            order: Vec::new(),
+            waiters: Waiters::default(),
+        });
+        let lock = || state.lock().unwrap();
+        thread::scope(|s| {
+            // Started last first, so most have to wait for the turns before.
+            for n in (0..16).rev() {
+                s.spawn(move || {
+                    let mut g = lock();
+                    while g.turn < n {
+                        g = Waiters::sleep(g, n, |st| &mut st.waiters, lock);
+                    }
+                    g.order.push(n);
+                    g.turn += 1;
+                    let next = g.turn;
+                    g.waiters.wake(next);
+                });
+            }
+        });
+        assert_eq!(
+            state.into_inner().unwrap().order,
+            (0..16).collect::<Vec<_>>()
+        );
+    }
+}
