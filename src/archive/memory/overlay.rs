@@ -8,7 +8,9 @@
 //! copying the ones it shares. Few questions reach the ranges (a page not
 //! known yet, a pointer outside a whole page), and a piece makes few
 //! changes, so a question is answered by looking back through the changes
-//! not in effect yet. Once the looking has cost more than [`SCAN_BUDGET`]
+//! not in effect yet: only those whose range holds the address can change
+//! the answer, and the changes are kept by base, so those are found
+//! without looking through the others. Once the looking has cost more than [`SCAN_BUDGET`]
 //! steps in a piece, a copy of the ranges at that launch is made (which
 //! copies the nodes it changes), and later questions are asked of it; so a
 //! piece of many changes and many questions costs no more than replaying
@@ -31,6 +33,15 @@ pub(crate) struct Overlay<'p> {
     changes: &'p [(u32, Change)],
     /// Changes in effect.
     applied: usize,
+    /// Each change's range (`base`, `end`) and index, by base.
+    by_base: Vec<(u64, u64, u32)>,
+    /// Per entry of `by_base`: the furthest end of it and those before it,
+    /// so a look back for the ranges holding an address stops where none
+    /// earlier reaches it.
+    reach: Vec<u64>,
+    /// Indexes of the changes holding the address asked about (a buffer
+    /// kept from question to question).
+    holding: Cell<Vec<u32>>,
     /// Which layers and kinds (live, freed) any of the piece's changes
     /// touches: a question about another is asked of `after` alone.
     touched: [[bool; 2]; 3],
@@ -50,14 +61,27 @@ impl<'p> Overlay<'p> {
     /// start).
     pub(crate) fn new(after: &'p Ranges, changes: &'p [(u32, Change)], budget: usize) -> Self {
         let mut touched = [[false; 2]; 3];
-        for (_, c) in changes {
-            let (Change::Add(r) | Change::Remove(r)) = c;
+        let mut by_base = Vec::with_capacity(changes.len());
+        for (i, (_, c)) in changes.iter().enumerate() {
+            let r = range(c);
             touched[r.source.layer()][usize::from(r.freed.is_some())] = true;
+            by_base.push((r.base, r.end(), i as u32));
         }
+        by_base.sort_unstable();
+        let reach = by_base
+            .iter()
+            .scan(0, |far: &mut u64, &(_, end, _)| {
+                *far = (*far).max(end);
+                Some(*far)
+            })
+            .collect();
         let now = Overlay {
             after,
             changes,
             applied: 0,
+            by_base,
+            reach,
+            holding: Cell::new(Vec::new()),
             touched,
             scanned: Cell::new(0),
             budget,
@@ -111,20 +135,46 @@ impl<'p> Overlay<'p> {
     /// holding it after the piece (`after`): undoing the changes not in
     /// effect, the last first, an added range that holds it goes and a
     /// removed range that holds it comes back (ranges of a layer and kind
-    /// never overlap, so one of them holds `a` at most).
+    /// never overlap, so one of them holds `a` at most). A change whose
+    /// range does not hold `a` changes nothing (an added range that goes
+    /// is the one holding it then), so only those that do are undone.
     fn scan(&self, layer: usize, a: u64, live: bool, after: Option<Range>) -> Option<Range> {
         if !self.touched[layer][usize::from(!live)] {
             return after;
         }
-        let undone = &self.changes[self.applied..];
-        self.scanned.set(self.scanned.get() + undone.len());
+        let mut holding = self.holding.take();
+        holding.clear();
+        let before = self.by_base.partition_point(|&(base, _, _)| base <= a);
+        let mut looked = 1;
+        for i in (0..before).rev() {
+            if self.reach[i] <= a {
+                break;
+            }
+            looked += 1;
+            let (_, end, at) = self.by_base[i];
+            if a < end && at as usize >= self.applied {
+                holding.push(at);
+            }
+        }
+        self.scanned.set(self.scanned.get() + looked);
+        holding.sort_unstable_by(|x, y| y.cmp(x));
         let mine = |r: &Range| r.source.layer() == layer && r.freed.is_none() == live;
-        undone.iter().rev().fold(after, |now, (_, c)| match *c {
-            Change::Add(r) if mine(&r) && now.is_some_and(|n| n.base == r.base) => None,
-            Change::Remove(r) if mine(&r) && r.contains(a) => Some(r),
-            _ => now,
-        })
+        let now = holding
+            .iter()
+            .fold(after, |now, &at| match self.changes[at as usize].1 {
+                Change::Add(r) if mine(&r) && now.is_some_and(|n| n.base == r.base) => None,
+                Change::Remove(r) if mine(&r) => Some(r),
+                _ => now,
+            });
+        self.holding.set(holding);
+        now
     }
+}
+
+/// The range change `c` adds or removes.
+fn range(c: &Change) -> &Range {
+    let (Change::Add(r) | Change::Remove(r)) = c;
+    r
 }
 
 /// Makes change `c` to `ranges`.
