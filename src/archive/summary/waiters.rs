@@ -2,10 +2,10 @@
 //! piece applied to the allocation map), woken alone when that turn comes.
 //!
 //! A condition variable shared by every decoder wakes them all at each
-//! turn, and on many cores those wake-ups (each decoder taking the lock to
-//! find it is not its turn yet) cost more CPU time than the work they wait
-//! for (docs/performance.md). Each waiter instead leaves its thread under
-//! its number, and whoever makes that turn come unparks just it.
+//! turn, each to take the lock and find it is not its turn yet: on many
+//! cores a visible share of what the allocation map costs
+//! (docs/performance.md). Each waiter instead leaves its thread under its
+//! number, and whoever makes that turn come unparks just it.
 
 use std::collections::BTreeMap;
 use std::sync::MutexGuard;

@@ -28,8 +28,8 @@ impl Hrr {
     /// `hrr archive info --json --no-memory <archive>` as parsed JSON: the
     /// summary a recipient reads first. The allocation map and pointer
     /// audit are left to whoever unpacks it (`hrr archive info` on the
-    /// bundled archive, or the `--triage` finding), as they cost more CPU
-    /// than the rest of the summary. A non-zero exit with a JSON report
+    /// bundled archive, or the `--triage` finding), as they add a quarter
+    /// to a half to the summary's time. A non-zero exit with a JSON report
     /// (e.g. an unsupported format version) is kept with a warning: such an
     /// archive is exactly what a developer may need.
     pub fn archive_info(&self, archive: &Path, ui: &Ui) -> anyhow::Result<serde_json::Value> {
