@@ -9,12 +9,12 @@
 //! known yet, a pointer outside a whole page), and a piece makes few
 //! changes, so a question is answered by looking back through the changes
 //! not in effect yet: only those whose range holds the address can change
-//! the answer, and the changes are kept by base, so those are found
-//! without looking through the others. Once the looking has cost more than [`SCAN_BUDGET`]
-//! steps in a piece, a copy of the ranges at that launch is made (which
-//! copies the nodes it changes), and later questions are asked of it; so a
-//! piece of many changes and many questions costs no more than replaying
-//! them.
+//! the answer, and at the piece's first question its changes are sorted
+//! by base ([`ByBase`]), so those are found without looking through the
+//! others. Once the looking has cost more than [`SCAN_BUDGET`] steps in a
+//! piece, a copy of the ranges at that launch is made (which copies the
+//! nodes it changes), and later questions are asked of it; so a piece of
+//! many changes and many questions costs no more than replaying them.
 
 use std::cell::{Cell, OnceCell};
 
@@ -26,6 +26,52 @@ use crate::archive::memory::view::Change;
 /// instead.
 pub(crate) const SCAN_BUDGET: usize = 1 << 14;
 
+/// A piece's changes by the base of their range, to find those holding an
+/// address.
+struct ByBase {
+    /// Each change's range (`base`, `end`) and index, by base.
+    ranges: Vec<(u64, u64, u32)>,
+    /// Per entry of `ranges`: the furthest end of it and those before it,
+    /// so a look back for the ranges holding an address stops where none
+    /// earlier reaches it.
+    reach: Vec<u64>,
+}
+
+impl ByBase {
+    fn of(changes: &[(u32, Change)]) -> ByBase {
+        let mut ranges: Vec<_> = (changes.iter().enumerate())
+            .map(|(i, (_, c))| (c.range().base, c.range().end(), i as u32))
+            .collect();
+        ranges.sort_unstable();
+        let mut far = 0;
+        let reach = (ranges.iter())
+            .map(|&(_, end, _)| {
+                far = end.max(far);
+                far
+            })
+            .collect();
+        ByBase { ranges, reach }
+    }
+
+    /// Puts in `holding` the indexes of the changes from `first` on whose
+    /// range holds `a`; how many entries it looked at (one at least).
+    fn holding(&self, a: u64, first: usize, holding: &mut Vec<u32>) -> usize {
+        let before = self.ranges.partition_point(|&(base, _, _)| base <= a);
+        let mut looked = 1;
+        for i in (0..before).rev() {
+            if self.reach[i] <= a {
+                break;
+            }
+            looked += 1;
+            let (_, end, at) = self.ranges[i];
+            if a < end && at as usize >= first {
+                holding.push(at);
+            }
+        }
+        looked
+    }
+}
+
 /// The ranges after a piece, with all but its first `applied` changes
 /// undone.
 pub(crate) struct Overlay<'p> {
@@ -33,12 +79,8 @@ pub(crate) struct Overlay<'p> {
     changes: &'p [(u32, Change)],
     /// Changes in effect.
     applied: usize,
-    /// Each change's range (`base`, `end`) and index, by base.
-    by_base: Vec<(u64, u64, u32)>,
-    /// Per entry of `by_base`: the furthest end of it and those before it,
-    /// so a look back for the ranges holding an address stops where none
-    /// earlier reaches it.
-    reach: Vec<u64>,
+    /// The changes by base, sorted at the first question.
+    by_base: OnceCell<ByBase>,
     /// Indexes of the changes holding the address asked about (a buffer
     /// kept from question to question).
     holding: Cell<Vec<u32>>,
@@ -61,26 +103,15 @@ impl<'p> Overlay<'p> {
     /// start).
     pub(crate) fn new(after: &'p Ranges, changes: &'p [(u32, Change)], budget: usize) -> Self {
         let mut touched = [[false; 2]; 3];
-        let mut by_base = Vec::with_capacity(changes.len());
-        for (i, (_, c)) in changes.iter().enumerate() {
-            let r = range(c);
+        for (_, c) in changes {
+            let r = c.range();
             touched[r.source.layer()][usize::from(r.freed.is_some())] = true;
-            by_base.push((r.base, r.end(), i as u32));
         }
-        by_base.sort_unstable();
-        let reach = by_base
-            .iter()
-            .scan(0, |far: &mut u64, &(_, end, _)| {
-                *far = (*far).max(end);
-                Some(*far)
-            })
-            .collect();
         let now = Overlay {
             after,
             changes,
             applied: 0,
-            by_base,
-            reach,
+            by_base: OnceCell::new(),
             holding: Cell::new(Vec::new()),
             touched,
             scanned: Cell::new(0),
@@ -144,18 +175,8 @@ impl<'p> Overlay<'p> {
         }
         let mut holding = self.holding.take();
         holding.clear();
-        let before = self.by_base.partition_point(|&(base, _, _)| base <= a);
-        let mut looked = 1;
-        for i in (0..before).rev() {
-            if self.reach[i] <= a {
-                break;
-            }
-            looked += 1;
-            let (_, end, at) = self.by_base[i];
-            if a < end && at as usize >= self.applied {
-                holding.push(at);
-            }
-        }
+        let by_base = self.by_base.get_or_init(|| ByBase::of(self.changes));
+        let looked = by_base.holding(a, self.applied, &mut holding);
         self.scanned.set(self.scanned.get() + looked);
         holding.sort_unstable_by(|x, y| y.cmp(x));
         let mine = |r: &Range| r.source.layer() == layer && r.freed.is_none() == live;
@@ -169,12 +190,6 @@ impl<'p> Overlay<'p> {
         self.holding.set(holding);
         now
     }
-}
-
-/// The range change `c` adds or removes.
-fn range(c: &Change) -> &Range {
-    let (Change::Add(r) | Change::Remove(r)) = c;
-    r
 }
 
 /// Makes change `c` to `ranges`.

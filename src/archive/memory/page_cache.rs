@@ -41,7 +41,7 @@ impl Met {
     /// The pages change `c` makes whole or not whole: those of a live
     /// range that came or went (a freed range changes no page's answer).
     pub(crate) fn of_change(c: &Change) -> Option<Met> {
-        let (Change::Add(r) | Change::Remove(r)) = c;
+        let r = c.range();
         r.freed.is_none().then(|| Met::of(r))
     }
 }

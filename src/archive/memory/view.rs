@@ -38,6 +38,14 @@ pub(crate) enum Change {
     Remove(Range),
 }
 
+impl Change {
+    /// The range that came or went.
+    pub(crate) fn range(&self) -> &Range {
+        let (Change::Add(r) | Change::Remove(r)) = self;
+        r
+    }
+}
+
 /// What the map hands a piece's audit.
 #[derive(Default)]
 pub(crate) struct Prepared {

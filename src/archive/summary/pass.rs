@@ -258,12 +258,11 @@ fn decode_share<C: Cutter>(
             }
             let settled = s.cutter.settle(&mut piece);
             s.settled += 1;
-            match settled.is_err() {
-                true => s.fail(),
-                false => {
-                    let next = s.settled;
-                    s.waiters.wake(next);
-                }
+            if settled.is_err() {
+                s.fail();
+            } else {
+                let next = s.settled;
+                s.waiters.wake(next);
             }
             settled?;
             if piece.records().starts.is_empty() {

@@ -51,41 +51,84 @@ impl Waiters {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
+    use std::sync::{mpsc, Mutex};
+    use std::time::Duration;
 
-    /// Turns taken in order by threads that each wait for their own: every
-    /// thread sees exactly its turn, none is left asleep.
+    /// The turns taken, and whether they stopped (no turn comes any more).
+    #[derive(Default)]
+    struct State {
+        turn: u64,
+        stopped: bool,
+        order: Vec<u64>,
+        waiters: Waiters,
+    }
+
+    /// Runs `body` on a thread of its own and gives back what it returns,
+    /// or fails the test when it has not returned in ten seconds (a waiter
+    /// that was never woken), rather than hang the suite.
+    fn within_ten_seconds<R: Send + 'static>(body: impl FnOnce() -> R + Send + 'static) -> R {
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || tx.send(body()));
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("a waiting thread was never woken")
+    }
+
+    /// Turns taken in order by threads that each wait for their own, most
+    /// started before the turns ahead of them: each is woken for its turn.
     #[test]
     fn each_thread_is_woken_for_its_own_turn() {
-        struct State {
-            turn: u64,
-            order: Vec<u64>,
-            waiters: Waiters,
-        }
-        let state = Mutex::new(State {
-            turn: 0,
-            order: Vec::new(),
-            waiters: Waiters::default(),
+        let order = within_ten_seconds(|| {
+            let state = Mutex::new(State::default());
+            let lock = || state.lock().unwrap();
+            thread::scope(|s| {
+                for n in (0..16).rev() {
+                    s.spawn(move || {
+                        let mut g = lock();
+                        while g.turn < n {
+                            g = Waiters::sleep(g, n, |st| &mut st.waiters, lock);
+                        }
+                        g.order.push(n);
+                        g.turn += 1;
+                        let next = g.turn;
+                        g.waiters.wake(next);
+                    });
+                }
+            });
+            state.into_inner().unwrap().order
         });
-        let lock = || state.lock().unwrap();
-        thread::scope(|s| {
-            // Started last first, so most have to wait for the turns before.
-            for n in (0..16).rev() {
-                s.spawn(move || {
-                    let mut g = lock();
-                    while g.turn < n {
-                        g = Waiters::sleep(g, n, |st| &mut st.waiters, lock);
-                    }
-                    g.order.push(n);
-                    g.turn += 1;
-                    let next = g.turn;
-                    g.waiters.wake(next);
-                });
-            }
+        assert_eq!(order, (0..16).collect::<Vec<_>>());
+    }
+
+    /// Threads waiting for turns that never come are all woken when the
+    /// turns stop, and none takes its turn.
+    #[test]
+    fn waking_all_lets_every_waiter_go() {
+        let order = within_ten_seconds(|| {
+            let state = Mutex::new(State::default());
+            let lock = || state.lock().unwrap();
+            thread::scope(|s| {
+                for n in 1..9 {
+                    s.spawn(move || {
+                        let mut g = lock();
+                        while g.turn < n && !g.stopped {
+                            g = Waiters::sleep(g, n, |st| &mut st.waiters, lock);
+                        }
+                        if !g.stopped {
+                            g.order.push(n);
+                        }
+                    });
+                }
+                // Stop once every thread waits (none can take a turn: turn
+                // 0 is never taken).
+                while lock().waiters.0.len() < 8 {
+                    thread::yield_now();
+                }
+                let mut g = lock();
+                g.stopped = true;
+                g.waiters.wake_all();
+            });
+            state.into_inner().unwrap().order
         });
-        assert_eq!(
-            state.into_inner().unwrap().order,
-            (0..16).collect::<Vec<_>>()
-        );
+        assert_eq!(order, Vec::<u64>::new());
     }
 }
