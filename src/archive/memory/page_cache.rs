@@ -15,10 +15,10 @@ use crate::archive::memory::view::Change;
 
 /// Address bits below a page.
 pub(crate) const PAGE_BITS: u32 = 12;
-/// Entries of the cache (a power of two); 8 bytes each.
+/// Entries of the cache (a power of two); 4 bytes each.
 const CACHE: usize = 4096;
-/// An entry that knows no page (no page number is this large).
-const EMPTY: u64 = u64::MAX;
+/// An entry that knows no page (no tag is this large).
+const EMPTY: u32 = u32::MAX;
 /// Pieces whose changes the log keeps.
 const LOG_PIECES: usize = 64;
 
@@ -91,8 +91,9 @@ impl ChangeLog {
 /// Whether pages are whole, direct-mapped by page, as of the state before
 /// one piece (or a launch of it, while it is audited).
 pub(crate) struct PageCache {
-    /// Per entry, `page << 1 | whole`, or [`EMPTY`].
-    known: Box<[u64; CACHE]>,
+    /// Per entry, its page's tag ([`Self::tag`]) with `whole` in the
+    /// lowest bit, or [`EMPTY`].
+    known: Box<[u32; CACHE]>,
     /// The piece before which the entries hold, once the pages in
     /// `pending` are forgotten.
     as_of: Option<u64>,
@@ -153,16 +154,31 @@ impl PageCache {
         (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
     }
 
+    /// What the entry of `page` holds when it knows the page (`whole` in
+    /// its lowest bit): the page's bits above the entry's index, which
+    /// with the index tell the page; `None` for a page too high for them
+    /// (an address of 2^55 or more), which no entry knows.
+    #[inline]
+    fn tag(page: u64, whole: bool) -> Option<u32> {
+        let tag = u32::try_from(page >> 12).ok().filter(|&t| t < EMPTY >> 1)?;
+        Some(tag << 1 | u32::from(whole))
+    }
+
     /// Whether the page of `a` is whole, asking `holds` the first time (or
     /// after a change met it).
     #[inline]
     pub(crate) fn whole(&mut self, a: u64, holds: impl FnOnce(u64) -> bool) -> bool {
         let page = a >> PAGE_BITS;
         let e = &mut self.known[Self::entry(page)];
-        if *e >> 1 != page {
-            *e = page << 1 | u64::from(holds(page));
+        match Self::tag(page, false) {
+            Some(t) if *e >> 1 == t >> 1 => *e & 1 == 1,
+            Some(t) => {
+                let whole = holds(page);
+                *e = t | u32::from(whole);
+                whole
+            }
+            None => holds(page),
         }
-        *e & 1 == 1
     }
 
     /// Forgets the pages `m` meets: every page, when it meets more than
@@ -174,7 +190,7 @@ impl PageCache {
         }
         for page in m.first..=m.last {
             let e = &mut self.known[Self::entry(page)];
-            if *e >> 1 == page {
+            if Self::tag(page, false).is_some_and(|t| *e >> 1 == t >> 1) {
                 *e = EMPTY;
             }
         }
@@ -183,5 +199,43 @@ impl PageCache {
     fn forget_all(&mut self) {
         self.known.fill(EMPTY);
         self.pending.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two pages of the same entry, one address bits apart above the
+    /// index, are told apart; a page too high for a tag is asked about at
+    /// every probe and never answered from an entry.
+    #[test]
+    fn pages_sharing_an_entry_or_too_high_are_never_mistaken() {
+        let mut cache = PageCache::default();
+        let low = 0x7f00_0000_0000u64 >> PAGE_BITS;
+        let twin = (0..u64::from(u32::MAX))
+            .map(|t| (low & 0xfff) | (t << 12))
+            .find(|&p| p != low && PageCache::entry(p) == PageCache::entry(low))
+            .expect("a page of the same entry");
+        assert!(cache.whole(low << PAGE_BITS, |_| true));
+        let mut asked = false;
+        assert!(!cache.whole(twin << PAGE_BITS, |_| {
+            asked = true;
+            false
+        }));
+        assert!(
+            asked,
+            "the twin page was answered from the first page's entry"
+        );
+        assert!(cache.whole(low << PAGE_BITS, |_| true));
+        let high = 1u64 << 56;
+        let mut asks = 0;
+        for _ in 0..3 {
+            assert!(cache.whole(high, |_| {
+                asks += 1;
+                true
+            }));
+        }
+        assert_eq!(asks, 3, "a page above the tags was cached");
     }
 }
