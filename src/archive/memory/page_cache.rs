@@ -91,8 +91,7 @@ impl ChangeLog {
 /// Whether pages are whole, direct-mapped by page, as of the state before
 /// one piece (or a launch of it, while it is audited).
 pub(crate) struct PageCache {
-    /// Per entry, its page's tag ([`Self::tag`]) with `whole` in the
-    /// lowest bit, or [`EMPTY`].
+    /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`EMPTY`].
     known: Box<[u32; CACHE]>,
     /// The piece before which the entries hold, once the pages in
     /// `pending` are forgotten.
@@ -154,31 +153,28 @@ impl PageCache {
         (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
     }
 
-    /// What the entry of `page` holds when it knows the page (`whole` in
-    /// its lowest bit): the page's bits above the entry's index, which
-    /// with the index tell the page; `None` for a page too high for them
-    /// (an address of 2^55 or more), which no entry knows.
+    /// The tag an entry keeps of `page`: the page's bits above the
+    /// entry's index, which with the index tell the page. `None` for a page
+    /// too high for a tag (an address of 2^55 or more), which no entry
+    /// knows; no tag is [`EMPTY`]'s.
     #[inline]
-    fn tag(page: u64, whole: bool) -> Option<u32> {
-        let tag = u32::try_from(page >> 12).ok().filter(|&t| t < EMPTY >> 1)?;
-        Some(tag << 1 | u32::from(whole))
+    fn tag(page: u64) -> Option<u32> {
+        u32::try_from(page >> 12).ok().filter(|&t| t < EMPTY >> 1)
     }
 
     /// Whether the page of `a` is whole, asking `holds` the first time (or
-    /// after a change met it).
+    /// after a change met it, and every time for a page with no tag).
     #[inline]
     pub(crate) fn whole(&mut self, a: u64, holds: impl FnOnce(u64) -> bool) -> bool {
         let page = a >> PAGE_BITS;
+        let Some(tag) = Self::tag(page) else {
+            return holds(page);
+        };
         let e = &mut self.known[Self::entry(page)];
-        match Self::tag(page, false) {
-            Some(t) if *e >> 1 == t >> 1 => *e & 1 == 1,
-            Some(t) => {
-                let whole = holds(page);
-                *e = t | u32::from(whole);
-                whole
-            }
-            None => holds(page),
+        if *e >> 1 != tag {
+            *e = tag << 1 | u32::from(holds(page));
         }
+        *e & 1 == 1
     }
 
     /// Forgets the pages `m` meets: every page, when it meets more than
@@ -190,7 +186,7 @@ impl PageCache {
         }
         for page in m.first..=m.last {
             let e = &mut self.known[Self::entry(page)];
-            if Self::tag(page, false).is_some_and(|t| *e >> 1 == t >> 1) {
+            if Self::tag(page) == Some(*e >> 1) {
                 *e = EMPTY;
             }
         }
@@ -206,36 +202,40 @@ impl PageCache {
 mod tests {
     use super::*;
 
-    /// Two pages of the same entry, one address bits apart above the
-    /// index, are told apart; a page too high for a tag is asked about at
-    /// every probe and never answered from an entry.
+    /// A page is asked about once and then answered from its entry; a
+    /// second page of the same entry (its bits above the index differ) is
+    /// told apart and takes the entry over, so the first is asked about
+    /// again; a page too high for a tag is asked about at every probe.
     #[test]
     fn pages_sharing_an_entry_or_too_high_are_never_mistaken() {
         let mut cache = PageCache::default();
+        let mut asks = 0;
+        let mut probe = |cache: &mut PageCache, page: u64, whole: bool| {
+            cache.whole(page << PAGE_BITS, |_| {
+                asks += 1;
+                whole
+            })
+        };
         let low = 0x7f00_0000_0000u64 >> PAGE_BITS;
-        let twin = (0..u64::from(u32::MAX))
-            .map(|t| (low & 0xfff) | (t << 12))
-            .find(|&p| p != low && PageCache::entry(p) == PageCache::entry(low))
+        let twin = (1..u64::from(u32::MAX))
+            .map(|t| (low & 0xfff) | ((t + (low >> 12)) << 12))
+            .find(|&p| PageCache::entry(p) == PageCache::entry(low))
             .expect("a page of the same entry");
-        assert!(cache.whole(low << PAGE_BITS, |_| true));
-        let mut asked = false;
-        assert!(!cache.whole(twin << PAGE_BITS, |_| {
-            asked = true;
-            false
-        }));
+        assert!(probe(&mut cache, low, true));
+        assert!(probe(&mut cache, low, false), "answered from the entry");
         assert!(
-            asked,
+            !probe(&mut cache, twin, false),
             "the twin page was answered from the first page's entry"
         );
-        assert!(cache.whole(low << PAGE_BITS, |_| true));
-        let high = 1u64 << 56;
-        let mut asks = 0;
+        assert!(probe(&mut cache, low, true));
+        let high = 1u64 << (56 - PAGE_BITS);
         for _ in 0..3 {
-            assert!(cache.whole(high, |_| {
-                asks += 1;
-                true
-            }));
+            assert!(probe(&mut cache, high, true));
         }
-        assert_eq!(asks, 3, "a page above the tags was cached");
+        assert_eq!(
+            asks,
+            1 + 1 + 1 + 3,
+            "low, twin, low again, and high each time"
+        );
     }
 }
