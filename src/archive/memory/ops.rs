@@ -12,7 +12,7 @@ use crate::archive::format::apis::{id, is_launch, ApiTable, V7_COUNT};
 use crate::archive::format::framing::{le_u16, le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{self, Launch};
 use crate::archive::format::payloads::{self, Payload};
-use crate::archive::summary::arg_shapes::Word;
+use crate::archive::summary::arg_shapes::Listed;
 use crate::archive::summary::chunks::Records;
 use crate::archive::summary::kernel_table::fingerprint;
 
@@ -225,16 +225,12 @@ fn stamp(head: &[u8; EVENT_HEADER_LEN]) -> Stamp {
     }
 }
 
-/// The non-null pointer words of a launch whose argument bytes are `args`,
-/// at the words its argument layout lists.
+/// The non-null pointer words a layout lists for a launch.
 #[inline]
-pub(in crate::archive) fn listed_pointers<'l>(
-    args: &'l [u8],
-    words: &'l [Word],
-) -> impl Iterator<Item = Pointer> + 'l {
-    words.iter().filter_map(|w| {
-        let b = args.get(usize::from(w.at)..)?.first_chunk()?;
-        let address = u64::from_le_bytes(*b);
+pub(in crate::archive) fn listed_pointers(
+    listed: Listed<'_>,
+) -> impl Iterator<Item = Pointer> + '_ {
+    listed.iter().filter_map(|(w, address)| {
         (address != 0).then_some(Pointer {
             arg: w.arg,
             address,

@@ -17,8 +17,11 @@ use crate::archive::memory::view::Change;
 pub(crate) const PAGE_BITS: u32 = 12;
 /// Entries of the cache (a power of two); 4 bytes each.
 const CACHE: usize = 4096;
-/// An entry that knows no page (no tag is this large).
-const EMPTY: u32 = u32::MAX;
+/// The least of the values too large for a tag.
+const NO_TAG: u32 = u32::MAX >> 1;
+/// An entry that knows no page: that of the first page with no tag, not
+/// whole, which no page's entry is.
+const EMPTY: u32 = NO_TAG << 1;
 /// Pieces whose changes the log keeps.
 const LOG_PIECES: usize = 64;
 
@@ -159,7 +162,17 @@ impl PageCache {
     /// knows; no tag is [`EMPTY`]'s.
     #[inline]
     fn tag(page: u64) -> Option<u32> {
-        u32::try_from(page >> 12).ok().filter(|&t| t < EMPTY >> 1)
+        u32::try_from(page >> 12).ok().filter(|&t| t < NO_TAG)
+    }
+
+    /// Whether the cache already knows the page of `a` is whole; it asks
+    /// nothing and changes no entry. The entry is compared as a `u64` with
+    /// the page's tag and whole bit, so a page with no tag (whose tag does
+    /// not fit 31 bits) matches none.
+    #[inline]
+    pub(crate) fn knows_whole(&self, a: u64) -> bool {
+        let page = a >> PAGE_BITS;
+        u64::from(self.known[Self::entry(page)]) == (page >> 12) << 1 | 1
     }
 
     /// Whether the page of `a` is whole, asking `holds` the first time (or
@@ -237,5 +250,29 @@ mod tests {
             1 + 1 + 1 + 3,
             "low, twin, low again, and high each time"
         );
+        assert!(cache.knows_whole(low << PAGE_BITS));
+        assert!(!cache.knows_whole(twin << PAGE_BITS), "taken over by low");
+        assert!(!cache.knows_whole(high << PAGE_BITS), "no tag, never known");
+    }
+
+    /// The probe that asks nothing knows no page of an empty cache: not
+    /// the null page, nor the pages whose tags lie at or past the largest
+    /// (whose entries would read as an empty one's), nor the last page.
+    #[test]
+    fn an_empty_cache_knows_no_page_whole() {
+        let cache = PageCache::default();
+        let first_untagged = u64::from(NO_TAG) << 12;
+        for page in [
+            0,
+            1,
+            first_untagged - 1,
+            first_untagged,
+            first_untagged + 0xfff,
+        ]
+        .into_iter()
+        .chain([first_untagged << 1, u64::MAX >> PAGE_BITS])
+        {
+            assert!(!cache.knows_whole(page << PAGE_BITS), "{page:#x}");
+        }
     }
 }

@@ -20,11 +20,15 @@
 //! cache probe.
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
-use crate::archive::memory::ops::{PieceOps, Pointer};
+use crate::archive::memory::ops::{listed_pointers, PieceOps, Pointer};
 use crate::archive::memory::overlay::{Overlay, SCAN_BUDGET};
 use crate::archive::memory::page_cache::{Met, PageCache};
 use crate::archive::memory::ranges::{Layers, Ranges};
 use crate::archive::memory::watch::Watch;
+use crate::archive::summary::arg_shapes::{Listed, MAX_WORDS};
+
+// A launch's listed words are one bit each of a `u32`.
+const _: () = assert!(MAX_WORDS <= u32::BITS as usize);
 
 /// One change the map made to its ranges while applying a piece: a live
 /// range (`freed` unset) or a freed one (`freed` set) came or went. A live
@@ -143,6 +147,27 @@ impl View {
     }
 }
 
+/// How many of the words `listed` lists are not null and, one bit per
+/// word, which of those lie in a page `pages` does not know whole. Kept out
+/// of line so that the loop has the registers to itself.
+#[inline(never)]
+fn probe(pages: &PageCache, listed: Listed<'_>) -> (u64, u32) {
+    let mut count = 0;
+    let mut unknown = 0;
+    let mut bit = 1u32;
+    for (_, address) in listed.iter() {
+        let live = address != 0;
+        count += u64::from(live);
+        unknown |= if live & !pages.knows_whole(address) {
+            bit
+        } else {
+            0
+        };
+        bit <<= 1;
+    }
+    (count, unknown)
+}
+
 /// The audit of one piece, launch by launch, as its records are read.
 pub(crate) struct PieceAudit<'a> {
     view: &'a mut View,
@@ -184,23 +209,85 @@ impl<'a> PieceAudit<'a> {
         name: &[u8],
         ptrs: impl Iterator<Item = Pointer>,
     ) {
-        if self.now.next_change().is_some_and(|c| c <= at as usize) {
-            self.catch_up(Some(at as usize));
-        }
+        self.catch_up_to(at);
         let mut stale = false;
         for p in ptrs {
             self.audit.pointer_args += 1;
-            let now = &self.now;
-            if self.watch.is_none()
-                && self
-                    .view
-                    .pages
-                    .whole(p.address, |page| now.holds_page(page))
-            {
-                continue;
-            }
-            stale |= self.locate(seq, name, p);
+            stale |= self.check(seq, name, p);
         }
+        self.stale_if(stale);
+    }
+
+    /// Checks the launch as [`Self::launch`] does the pointers `listed`
+    /// lists, in two rounds: every word first costs a probe that asks and
+    /// changes nothing, and only the words the cache does not know whole
+    /// are then checked one by one.
+    #[inline]
+    pub(in crate::archive) fn listed(
+        &mut self,
+        at: u32,
+        seq: u64,
+        name: &[u8],
+        listed: Listed<'_>,
+    ) {
+        if self.watch.is_some() {
+            return self.launch(at, seq, name, listed_pointers(listed));
+        }
+        self.catch_up_to(at);
+        let (count, unknown) = probe(&self.view.pages, listed);
+        self.audit.pointer_args += count;
+        if unknown != 0 {
+            self.check_unknown(seq, name, listed, unknown);
+        }
+    }
+
+    /// Checks the listed words of a launch whose bits are set in `unknown`
+    /// (none of them null).
+    #[cold]
+    fn check_unknown(&mut self, seq: u64, name: &[u8], listed: Listed<'_>, unknown: u32) {
+        let mut stale = false;
+        for (i, (w, address)) in listed.iter().enumerate() {
+            if unknown >> i & 1 == 1 {
+                stale |= self.check(
+                    seq,
+                    name,
+                    Pointer {
+                        arg: w.arg,
+                        address,
+                    },
+                );
+            }
+        }
+        self.stale_if(stale);
+    }
+
+    /// Puts in effect the changes made before record `at`, when there are.
+    #[inline]
+    fn catch_up_to(&mut self, at: u32) {
+        if self.now.next_change().is_some_and(|c| c <= at as usize) {
+            self.catch_up(Some(at as usize));
+        }
+    }
+
+    /// Whether the non-null pointer `p` of a launch is stale: one probe
+    /// when its page is whole, else where it lies.
+    #[inline]
+    fn check(&mut self, seq: u64, name: &[u8], p: Pointer) -> bool {
+        let now = &self.now;
+        if self.watch.is_none()
+            && self
+                .view
+                .pages
+                .whole(p.address, |page| now.holds_page(page))
+        {
+            return false;
+        }
+        self.locate(seq, name, p)
+    }
+
+    /// Counts a launch that passed a stale pointer.
+    #[inline]
+    fn stale_if(&mut self, stale: bool) {
         if stale {
             self.audit.stale_pointer_launches += 1;
         }

@@ -52,7 +52,7 @@ const WHOLE_MASK: u32 = 0xFFFF_FFFF;
 /// Pointer words a layout lists at most: each is found by a check of its
 /// own (a kind-1 entry's header, a kind-3 entry's offset), so a layout
 /// that fits its checks fits its words.
-const MAX_WORDS: usize = MAX_CHECKS;
+pub(in crate::archive) const MAX_WORDS: usize = MAX_CHECKS;
 /// `words` of a layout that lists no words (its kind-3 offsets are not
 /// checked).
 const UNLISTED: u8 = u8::MAX;
@@ -64,6 +64,34 @@ pub(in crate::archive) struct Word {
     pub(in crate::archive) at: u16,
     /// Index of the argument it belongs to.
     pub(in crate::archive) arg: u16,
+}
+
+/// The pointer words a layout lists, with the argument bytes of a launch
+/// it matched, which are as long as its span: every word lies inside them.
+#[derive(Clone, Copy)]
+pub(in crate::archive) struct Listed<'l> {
+    words: &'l [Word],
+    args: &'l [u8],
+}
+
+impl<'l> Listed<'l> {
+    /// Each word with its value (null included), in argument order.
+    #[inline]
+    pub(in crate::archive) fn iter(self) -> impl Iterator<Item = (Word, u64)> + 'l {
+        let args = self.args;
+        self.words.iter().map(move |&w| {
+            // SAFETY: a layout lists only words that end inside its span
+            // (`Layout::word`), and `args` is as long as the span
+            // (`ArgShapes::words`).
+            let value = unsafe {
+                args.as_ptr()
+                    .add(usize::from(w.at))
+                    .cast::<u64>()
+                    .read_unaligned()
+            };
+            (w, u64::from_le(value))
+        })
+    }
 }
 
 /// The argument layout of one walked launch.
@@ -200,8 +228,12 @@ impl Layout {
         Some(())
     }
 
-    /// Lists a pointer word of argument `arg` at `at`; `None` when full.
+    /// Lists a pointer word of argument `arg` at `at`, which ends inside
+    /// the span; `None` when full.
     fn word(&mut self, at: usize, arg: u16) -> Option<()> {
+        if at + 8 > self.span as usize {
+            return None;
+        }
         *self.word.get_mut(usize::from(self.words))? = Word {
             at: u16::try_from(at).ok()?,
             arg,
@@ -259,15 +291,23 @@ impl ArgShapes {
             .end_in(record, start, count)
     }
 
-    /// Where the pointer words of a launch of `count` entries lie, right
-    /// after it was parsed with the layouts (so the layout kept for `fp`
-    /// matched it or was just taken from it); `None` when its launches are
-    /// walked.
+    /// The pointer words of a launch of `count` entries whose argument
+    /// bytes are `args`, right after it was parsed with the layouts (so the
+    /// layout kept for `fp` matched it or was just taken from it); `None`
+    /// when its launches are walked.
     #[inline]
-    pub(in crate::archive) fn words(&self, fp: u64, count: u16) -> Option<&[Word]> {
+    pub(in crate::archive) fn words<'l>(
+        &'l self,
+        fp: u64,
+        count: u16,
+        args: &'l [u8],
+    ) -> Option<Listed<'l>> {
         let l = self.slots.get(Self::slot(fp, count))?;
-        let kept = l.span != WIDE && l.count == u32::from(count) && l.words != UNLISTED;
-        kept.then(|| &l.word[..usize::from(l.words)])
+        let kept = l.span as usize == args.len() && l.count == u32::from(count);
+        (kept && l.words != UNLISTED).then(|| Listed {
+            words: &l.word[..usize::from(l.words)],
+            args,
+        })
     }
 
     /// Keeps the layout of `count` walked entries `args` of the kernel
@@ -432,13 +472,9 @@ mod tests {
             }
             let shaped = Launch::parse_shaped(&r, &mut shapes);
             if let (Ok((l, _)), false) = (&shaped, mutated) {
-                if let Some(words) = shapes.words(fp, count) {
+                if let Some(words) = shapes.words(fp, count, l.arg_bytes()) {
                     listed += 1;
-                    let args = l.arg_bytes();
-                    let read: Vec<(u16, u64)> = words
-                        .iter()
-                        .map(|w| (w.arg, le_u64(args, usize::from(w.at))))
-                        .collect();
+                    let read: Vec<(u16, u64)> = words.iter().map(|(w, v)| (w.arg, v)).collect();
                     assert_eq!(read, words_by_reference(&signatures[k]), "{r:?}");
                 }
             }
@@ -466,7 +502,7 @@ mod tests {
             assert_eq!((l.num_args, got), (many.len() as u16, fp));
             assert_eq!(shapes.end(fp, &r, start, many.len() as u16), None);
             assert_eq!(shapes.slots[slot].span, WIDE);
-            assert_eq!(shapes.words(fp, many.len() as u16), None);
+            assert!(shapes.words(fp, many.len() as u16, l.arg_bytes()).is_none());
         }
         // One fewer fits, and is then answered without a walk.
         let (r, start) = launch(b"wide", &many[1..]);
@@ -491,11 +527,8 @@ mod tests {
         let count = full.len() as u16;
         let (l, _) = Launch::parse_shaped(&r, &mut shapes).unwrap();
         assert_eq!(shapes.end(fp, &r, start, count), Some(r.len() - 8));
-        let words = shapes.words(fp, count).unwrap();
-        let read: Vec<(u16, u64)> = words
-            .iter()
-            .map(|w| (w.arg, le_u64(l.arg_bytes(), usize::from(w.at))))
-            .collect();
+        let words = shapes.words(fp, count, l.arg_bytes()).unwrap();
+        let read: Vec<(u16, u64)> = words.iter().map(|(w, v)| (w.arg, v)).collect();
         assert_eq!(read, words_by_reference(&full));
         assert_eq!(read.len(), MAX_WORDS);
     }
@@ -515,9 +548,9 @@ mod tests {
         ];
         let (r, start) = launch(b"structs", &entries);
         for _ in 0..2 {
-            Launch::parse_shaped(&r, &mut shapes).unwrap();
+            let (l, _) = Launch::parse_shaped(&r, &mut shapes).unwrap();
             assert_eq!(shapes.end(fp, &r, start, 2), Some(r.len() - 8));
-            assert_eq!(shapes.words(fp, 2), None);
+            assert!(shapes.words(fp, 2, l.arg_bytes()).is_none());
         }
     }
 

@@ -16,7 +16,7 @@ use crate::archive::format::blobs::BlobHash;
 use crate::archive::format::framing::{le_u16, le_u64, EVENT_HEADER_LEN};
 use crate::archive::format::launch::{Launch, PayloadError};
 use crate::archive::format::payloads::{copy, decode, summary_need, Payload, SummaryNeed};
-use crate::archive::memory::ops::{listed_pointers, walked_pointers};
+use crate::archive::memory::ops::walked_pointers;
 use crate::archive::memory::view::PieceAudit;
 use crate::archive::summary::arg_shapes::ArgShapes;
 use crate::archive::summary::chunks::Records;
@@ -241,10 +241,8 @@ impl Tally {
                         self.kernel(l.name, fp, l.code_object, offset);
                         if let Some(a) = audit {
                             let seq = le_u64(head, 2);
-                            match self.shapes.words(fp, l.num_args) {
-                                Some(w) => {
-                                    a.launch(at, seq, l.name, listed_pointers(l.arg_bytes(), w))
-                                }
+                            match self.shapes.words(fp, l.num_args, l.arg_bytes()) {
+                                Some(w) => a.listed(at, seq, l.name, w),
                                 None => a.launch(at, seq, l.name, walked_pointers(&l)),
                             }
                         }
