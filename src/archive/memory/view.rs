@@ -152,20 +152,16 @@ impl View {
 /// of line so that the loop has the registers to itself.
 #[inline(never)]
 fn probe(pages: &PageCache, listed: Listed<'_>) -> (u64, u32) {
-    let mut count = 0;
+    let mut nulls = 0;
     let mut unknown = 0;
-    let mut bit = 1u32;
-    for (_, address) in listed.iter() {
-        let live = address != 0;
-        count += u64::from(live);
-        unknown |= if live & !pages.knows_whole(address) {
-            bit
-        } else {
-            0
-        };
-        bit <<= 1;
+    for (i, (_, address)) in listed.iter().enumerate() {
+        if address == 0 {
+            nulls += 1;
+        } else if !pages.knows_whole(address) {
+            unknown |= 1 << i;
+        }
     }
-    (count, unknown)
+    (listed.len() as u64 - nulls, unknown)
 }
 
 /// The audit of one piece, launch by launch, as its records are read.

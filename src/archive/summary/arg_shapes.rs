@@ -92,6 +92,11 @@ impl<'l> Listed<'l> {
             (w, u64::from_le(value))
         })
     }
+
+    /// How many words it lists.
+    pub(in crate::archive) fn len(&self) -> usize {
+        self.words.len()
+    }
 }
 
 /// The argument layout of one walked launch.
