@@ -15,8 +15,10 @@ use crate::archive::memory::view::Change;
 
 /// Address bits below a page.
 pub(crate) const PAGE_BITS: u32 = 12;
-/// Entries of the cache (a power of two); 4 bytes each.
-const CACHE: usize = 4096;
+/// Bits of an entry's index.
+const INDEX_BITS: u32 = 12;
+/// Entries of the cache; 4 bytes each.
+const CACHE: usize = 1 << INDEX_BITS;
 /// The least of the values too large for a tag.
 const NO_TAG: u32 = u32::MAX >> 1;
 /// An entry that knows no page: that of the first page with no tag, not
@@ -153,7 +155,7 @@ impl PageCache {
     /// The cache's entry for `page`.
     #[inline]
     fn entry(page: u64) -> usize {
-        (page ^ (page >> 12) ^ (page >> 24)) as usize % CACHE
+        (page ^ (page >> INDEX_BITS) ^ (page >> (2 * INDEX_BITS))) as usize % CACHE
     }
 
     /// The tag an entry keeps of `page`: the page's bits above the
@@ -162,7 +164,15 @@ impl PageCache {
     /// knows; no tag is [`EMPTY`]'s.
     #[inline]
     fn tag(page: u64) -> Option<u32> {
-        u32::try_from(page >> 12).ok().filter(|&t| t < NO_TAG)
+        u32::try_from(Self::above_index(page))
+            .ok()
+            .filter(|&t| t < NO_TAG)
+    }
+
+    /// The bits of `page` above its entry's index, of which a tag is made.
+    #[inline]
+    fn above_index(page: u64) -> u64 {
+        page >> INDEX_BITS
     }
 
     /// Whether the cache already knows the page of `a` is whole; it asks
@@ -172,7 +182,7 @@ impl PageCache {
     #[inline]
     pub(crate) fn knows_whole(&self, a: u64) -> bool {
         let page = a >> PAGE_BITS;
-        u64::from(self.known[Self::entry(page)]) == (page >> 12) << 1 | 1
+        u64::from(self.known[Self::entry(page)]) == Self::above_index(page) << 1 | 1
     }
 
     /// Whether the page of `a` is whole, asking `holds` the first time (or
@@ -231,7 +241,7 @@ mod tests {
         };
         let low = 0x7f00_0000_0000u64 >> PAGE_BITS;
         let twin = (1..u64::from(u32::MAX))
-            .map(|t| (low & 0xfff) | ((t + (low >> 12)) << 12))
+            .map(|t| (low & 0xfff) | ((t + (low >> INDEX_BITS)) << INDEX_BITS))
             .find(|&p| PageCache::entry(p) == PageCache::entry(low))
             .expect("a page of the same entry");
         assert!(probe(&mut cache, low, true));
@@ -261,7 +271,7 @@ mod tests {
     #[test]
     fn an_empty_cache_knows_no_page_whole() {
         let cache = PageCache::default();
-        let first_untagged = u64::from(NO_TAG) << 12;
+        let first_untagged = u64::from(NO_TAG) << INDEX_BITS;
         for page in [
             0,
             1,
