@@ -164,10 +164,20 @@ fn probe(pages: &PageCache, listed: Listed<'_>) -> (u64, u32) {
     (listed.len() as u64 - nulls, unknown)
 }
 
+/// The record the next change of `now` not yet in effect is made before,
+/// `u64::MAX` when none is left.
+fn next_change(now: &Overlay<'_>) -> u64 {
+    now.next_change().map_or(u64::MAX, |c| c as u64)
+}
+
 /// The audit of one piece, launch by launch, as its records are read.
 pub(crate) struct PieceAudit<'a> {
     view: &'a mut View,
     now: Overlay<'a>,
+    /// The record the next change not yet in effect is made before
+    /// ([`Overlay::next_change`]), `u64::MAX` when none is left: kept here
+    /// so that a launch tells whether to catch up by one compare.
+    next_change: u64,
     number: u64,
     audit: Audit,
     watch: Option<&'a mut Watch>,
@@ -185,8 +195,10 @@ impl<'a> PieceAudit<'a> {
         // The watch asks of every pointer: a copy is made from the start.
         let budget = if watch.is_some() { 0 } else { view.budget };
         view.pages.start(number);
+        let now = Overlay::new(&prepared.after, &prepared.changes, budget);
         PieceAudit {
-            now: Overlay::new(&prepared.after, &prepared.changes, budget),
+            next_change: next_change(&now),
+            now,
             view,
             number,
             audit: Audit::default(),
@@ -260,7 +272,7 @@ impl<'a> PieceAudit<'a> {
     /// Puts in effect the changes made before record `at`, when there are.
     #[inline]
     fn catch_up_to(&mut self, at: u32) {
-        if self.now.next_change().is_some_and(|c| c <= at as usize) {
+        if u64::from(at) >= self.next_change {
             self.catch_up(Some(at as usize));
         }
     }
@@ -327,6 +339,7 @@ impl<'a> PieceAudit<'a> {
                 self.view.pages.forget(m);
             }
         }
+        self.next_change = next_change(&self.now);
     }
 
     /// Ends the audit: what it found.
