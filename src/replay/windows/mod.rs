@@ -35,10 +35,12 @@ use super::sink::LineSink;
 use super::{Launch, PlayerEnd, Stopped};
 
 /// How long output is still read after the player exited.
-const DRAIN: Duration = Duration::from_secs(2);
+const DRAIN: Duration = Duration::from_secs(5);
 /// After the player exited, this long without output means the console
-/// has rendered everything, and it is closed.
-const QUIET: Duration = Duration::from_millis(250);
+/// has rendered everything, and it is closed. The console renders at its
+/// own pace: on a loaded host (two busy cores besides, under Wine) a
+/// quarter of a second lost the lines after a 5 MiB one.
+const QUIET: Duration = Duration::from_secs(1);
 /// The loop's longest wait: how quickly a timeout or Ctrl-C is noticed.
 const TICK: Duration = Duration::from_millis(100);
 
