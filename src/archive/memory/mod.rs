@@ -12,6 +12,7 @@
 
 pub mod map;
 pub(crate) mod merge;
+pub(crate) mod nowhere;
 pub mod ops;
 pub(crate) mod overlay;
 pub(crate) mod packed;

@@ -1,8 +1,10 @@
 //! What the audit knows of 4 KiB pages: whether one live range holds a
-//! page whole, so that every pointer into it is live and costs one probe.
+//! page whole, so that every pointer into it is live and costs one probe;
+//! and, for the pointers into no range, which addresses it already found
+//! there ([`Nowhere`]).
 //!
 //! A view keeps what it learnt from piece to piece. Between the state it
-//! learnt it in and the state before the piece it audits next lie the live
+//! learnt it in and the state before the piece it audits next lie the
 //! changes of the pieces in between (applied after it, or before it when
 //! it audits an earlier piece): the map keeps the pages those changes met,
 //! for the last [`LOG_PIECES`] pieces ([`ChangeLog`]), and the view forgets
@@ -11,6 +13,7 @@
 use std::collections::VecDeque;
 
 use crate::archive::memory::map::Range;
+use crate::archive::memory::nowhere::Nowhere;
 use crate::archive::memory::view::Change;
 
 /// Address bits below a page.
@@ -32,6 +35,9 @@ const LOG_PIECES: usize = 64;
 pub(crate) struct Met {
     first: u64,
     last: u64,
+    /// Whether the range is live: only a live range that comes or goes
+    /// makes pages whole or not.
+    live: bool,
 }
 
 impl Met {
@@ -40,18 +46,24 @@ impl Met {
         Met {
             first: r.base >> PAGE_BITS,
             last: (r.end() - 1) >> PAGE_BITS,
+            live: r.freed.is_none(),
         }
     }
 
-    /// The pages change `c` makes whole or not whole: those of a live
-    /// range that came or went (a freed range changes no page's answer).
-    pub(crate) fn of_change(c: &Change) -> Option<Met> {
-        let r = c.range();
-        r.freed.is_none().then(|| Met::of(r))
+    /// The pages change `c` meets: a live range that comes or goes makes
+    /// them whole or not, and any range that comes or goes changes where
+    /// an address in them lies.
+    pub(crate) fn of_change(c: &Change) -> Met {
+        Met::of(c.range())
+    }
+
+    /// Whether it meets any of the pages `low..=high`.
+    pub(crate) fn meets_pages(&self, low: u64, high: u64) -> bool {
+        self.first <= high && low <= self.last
     }
 }
 
-/// The pages the map's live changes met, per applied piece, for the last
+/// The pages the map's changes met, per applied piece, for the last
 /// [`LOG_PIECES`] pieces.
 #[derive(Default)]
 pub(crate) struct ChangeLog {
@@ -61,7 +73,7 @@ pub(crate) struct ChangeLog {
 }
 
 impl ChangeLog {
-    /// Keeps the live changes of piece `n`, the piece after the last one
+    /// Keeps the changes of piece `n`, the piece after the last one
     /// kept (the log starts again at `n` otherwise).
     pub(crate) fn applied(&mut self, n: u64, changes: &[(u32, Change)]) {
         if self.first.checked_add(self.pieces.len() as u64) != Some(n) {
@@ -78,7 +90,7 @@ impl ChangeLog {
             false => Vec::new(),
         };
         met.clear();
-        met.extend(changes.iter().filter_map(|(_, c)| Met::of_change(c)));
+        met.extend(changes.iter().map(|(_, c)| Met::of_change(c)));
         self.pieces.push_back(met);
     }
 
@@ -103,6 +115,8 @@ pub(crate) struct PageCache {
     as_of: Option<u64>,
     /// Pages met since the entries were learnt.
     pending: Vec<Met>,
+    /// Addresses found in no range, forgotten with the pages.
+    nowhere: Nowhere,
 }
 
 impl Default for PageCache {
@@ -111,6 +125,7 @@ impl Default for PageCache {
             known: Box::new([EMPTY; CACHE]),
             as_of: None,
             pending: Vec::new(),
+            nowhere: Nowhere::default(),
         }
     }
 }
@@ -137,6 +152,7 @@ impl PageCache {
         let met = self
             .pending
             .iter()
+            .filter(|m| m.live)
             .fold(0u64, |sum, m| sum.saturating_add(m.last - m.first + 1));
         if self.as_of != Some(n) || met > CACHE as u64 {
             self.forget_all();
@@ -206,9 +222,14 @@ impl PageCache {
         *e & 1 == 1
     }
 
-    /// Forgets the pages `m` meets: every page, when it meets more than
-    /// the cache holds.
+    /// Forgets what it knew of the pages `m` meets: the addresses found in
+    /// no range there, and whether they are whole when `m` is a live
+    /// range's (every page, when it meets more than the cache holds).
     pub(crate) fn forget(&mut self, m: Met) {
+        self.nowhere.forget(m);
+        if !m.live {
+            return;
+        }
         if m.last - m.first >= CACHE as u64 {
             self.forget_all();
             return;
@@ -223,7 +244,19 @@ impl PageCache {
 
     fn forget_all(&mut self) {
         self.known.fill(EMPTY);
+        self.nowhere.clear();
         self.pending.clear();
+    }
+
+    /// Whether `a` (not null) is already known to lie in no range.
+    pub(crate) fn knows_nowhere(&self, a: u64) -> bool {
+        self.nowhere.knows(a)
+    }
+
+    /// Remembers that `a` (not null) lies in no range, until a change meets
+    /// its page.
+    pub(crate) fn learn_nowhere(&mut self, a: u64) {
+        self.nowhere.learn(a);
     }
 }
 

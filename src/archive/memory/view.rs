@@ -278,17 +278,19 @@ impl<'a> PieceAudit<'a> {
     }
 
     /// Whether the non-null pointer `p` of a launch is stale: one probe
-    /// when its page is whole, else where it lies.
+    /// when its page is whole, one more when it was found in no range
+    /// before, else where it lies.
     #[inline]
     fn check(&mut self, seq: u64, name: &[u8], p: Pointer) -> bool {
-        let now = &self.now;
-        if self.watch.is_none()
-            && self
-                .view
-                .pages
-                .whole(p.address, |page| now.holds_page(page))
-        {
-            return false;
+        if self.watch.is_none() {
+            let now = &self.now;
+            let pages = &mut self.view.pages;
+            if pages.whole(p.address, |page| now.holds_page(page)) {
+                return false;
+            }
+            if pages.knows_nowhere(p.address) {
+                return self.count(seq, name, p, Hit::Nowhere);
+            }
         }
         self.locate(seq, name, p)
     }
@@ -302,13 +304,24 @@ impl<'a> PieceAudit<'a> {
     }
 
     /// Where pointer `p` of a launch lies, counted and kept as an example
-    /// when it is in no range or in freed memory; whether it is stale.
+    /// when it is in no range (and remembered there) or in freed memory;
+    /// whether it is stale.
     #[cold]
     fn locate(&mut self, seq: u64, name: &[u8], p: Pointer) -> bool {
         let hit = self.now.locate(p.address);
         if let Some(w) = self.watch.as_deref_mut() {
             w.passed(seq, name, &p, hit);
         }
+        if let Hit::Nowhere = hit {
+            self.view.pages.learn_nowhere(p.address);
+        }
+        self.count(seq, name, p, hit)
+    }
+
+    /// Counts pointer `p` of a launch where it lies, `hit`, and keeps it as
+    /// an example when it is in no range or in freed memory; whether it is
+    /// stale.
+    fn count(&mut self, seq: u64, name: &[u8], p: Pointer, hit: Hit) -> bool {
         let audit = &mut self.audit;
         let (examples, freed) = match hit {
             Hit::Live(_) => return false,
@@ -331,13 +344,11 @@ impl<'a> PieceAudit<'a> {
     }
 
     /// Puts in effect the changes made before record `at` (all, for
-    /// `None`): a live range that came or went leaves the pages it meets
-    /// to be asked again.
+    /// `None`): a range that came or went leaves the pages it meets to be
+    /// asked again.
     fn catch_up(&mut self, at: Option<usize>) {
         while let Some(c) = self.now.next_before(at) {
-            if let Some(m) = Met::of_change(&c) {
-                self.view.pages.forget(m);
-            }
+            self.view.pages.forget(Met::of_change(&c));
         }
         self.next_change = next_change(&self.now);
     }

@@ -1,0 +1,125 @@
+//! Addresses the audit found in no range, remembered: a pointer passed
+//! again and again into memory the map never saw (a symbol, a texture,
+//! memory of an API the format does not record) is then counted without
+//! looking it up in the map's trees each time.
+//!
+//! An address lies nowhere until a range meeting it comes, and a range
+//! that comes or goes is a change whose pages the audit forgets
+//! ([`super::page_cache::PageCache::forget`]), so what is remembered holds
+//! at every point the view audits, earlier pieces included.
+
+use crate::archive::memory::page_cache::{Met, PAGE_BITS};
+
+/// Bits of an entry's index.
+const INDEX_BITS: u32 = 6;
+/// Addresses remembered at most; 8 bytes each.
+const SLOTS: usize = 1 << INDEX_BITS;
+/// The odd multiplier that spreads addresses over the entries (2^64 over
+/// the golden ratio): symbols a few bytes apart fall in entries of their
+/// own.
+const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
+/// An entry that remembers nothing: the null address, which the audit
+/// never looks up.
+const EMPTY: u64 = 0;
+
+/// Addresses found in no range, direct-mapped by address.
+pub(crate) struct Nowhere {
+    addresses: Box<[u64; SLOTS]>,
+    /// The lowest and highest pages of the addresses remembered since the
+    /// entries were last emptied (`None`: none), so that a change far from
+    /// all of them is told apart without looking at each.
+    pages: Option<(u64, u64)>,
+}
+
+impl Default for Nowhere {
+    fn default() -> Nowhere {
+        Nowhere {
+            addresses: Box::new([EMPTY; SLOTS]),
+            pages: None,
+        }
+    }
+}
+
+impl Nowhere {
+    fn entry(a: u64) -> usize {
+        (a.wrapping_mul(SPREAD) >> (u64::BITS - INDEX_BITS)) as usize
+    }
+
+    /// Whether `a` (not null) is remembered as lying in no range.
+    pub(crate) fn knows(&self, a: u64) -> bool {
+        self.addresses[Self::entry(a)] == a
+    }
+
+    /// Remembers that `a` (not null) lies in no range.
+    pub(crate) fn learn(&mut self, a: u64) {
+        self.addresses[Self::entry(a)] = a;
+        let page = a >> PAGE_BITS;
+        self.pages = Some(
+            self.pages
+                .map_or((page, page), |(low, high)| (low.min(page), high.max(page))),
+        );
+    }
+
+    /// Forgets the addresses in the pages `m` meets.
+    pub(crate) fn forget(&mut self, m: Met) {
+        let Some((low, high)) = self.pages else {
+            return;
+        };
+        if !m.meets_pages(low, high) {
+            return;
+        }
+        for e in self.addresses.iter_mut() {
+            if *e != EMPTY && m.meets_pages(*e >> PAGE_BITS, *e >> PAGE_BITS) {
+                *e = EMPTY;
+            }
+        }
+    }
+
+    /// Forgets every address.
+    pub(crate) fn clear(&mut self) {
+        self.addresses.fill(EMPTY);
+        self.pages = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::memory::map::{Range, Source};
+    use crate::archive::memory::view::Change;
+
+    fn met(base: u64, size: u64) -> Met {
+        let r = Range {
+            source: Source::Api(crate::archive::format::apis::id::HIP_MALLOC),
+            base,
+            size,
+            alloc_seq: Some(1),
+            thread: Some(1),
+            freed: None,
+            hist: u32::MAX,
+        };
+        Met::of_change(&Change::Add(r))
+    }
+
+    /// Symbols a few bytes apart are all remembered; a range that comes
+    /// over one page forgets the addresses in it and keeps the others.
+    #[test]
+    fn a_range_that_comes_forgets_only_the_addresses_it_meets() {
+        let mut n = Nowhere::default();
+        let symbols: Vec<u64> = (0..8).map(|i| 0x55d0_0000_1000 + i * 0x10).collect();
+        let far = 0x55d0_0004_0000;
+        for &a in symbols.iter().chain([&far]) {
+            assert!(!n.knows(a), "{a:#x} before it was learnt");
+            n.learn(a);
+        }
+        assert!(symbols.iter().chain([&far]).all(|&a| n.knows(a)));
+        n.forget(met(0x55d0_0000_1040, 0x100));
+        assert!(
+            symbols.iter().all(|&a| !n.knows(a)),
+            "same page as the range"
+        );
+        assert!(n.knows(far), "a page the range does not meet");
+        n.clear();
+        assert!(!n.knows(far));
+    }
+}
