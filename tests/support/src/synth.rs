@@ -140,6 +140,22 @@ const KERNELS: usize = 48;
 /// async H2D and D2H copies with blobs, mallocs, frees and stream
 /// synchronizes on four threads, then a trailer. Streams to disk; memory stays small.
 pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
+    write_big_with_symbols(dir, pid, target, 0)
+}
+
+/// Symbols of [`write_big_with_symbols`]: addresses in no allocation.
+const SYMBOLS: u64 = 16;
+
+/// [`write_big`] with `symbols` percent of the launches passing, as their
+/// first pointer, one of 16 fixed addresses in no allocation (a module's
+/// globals, which the format records no allocation for), in place of a
+/// buffer.
+pub fn write_big_with_symbols(
+    dir: &Path,
+    pid: u64,
+    target: u64,
+    symbols: u64,
+) -> io::Result<BigStats> {
     let mut p = ProcessArchive::new(pid, EventsFile::v7());
     let pool: Vec<(u64, u64)> = (0..BLOB_POOL)
         .map(|i| p.add_blob(&pattern(1024, i as u8)))
@@ -211,6 +227,7 @@ pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
                 let ptr = match (r >> 44) % 2000 {
                     0 => last_freed,
                     1..=10 => 0x7fd0_0000_0000 + (r >> 48) * 0x100,
+                    n if n < 11 + symbols * 20 => 0x7fe0_0000_0000 + (r >> 60) % SYMBOLS * 0x40,
                     _ => ptr,
                 };
                 // A kernel has one signature: 3-10 args whose kinds are

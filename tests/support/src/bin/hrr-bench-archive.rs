@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p hrr-testkit --bin hrr-bench-archive [-- --gib N] [--keep]
-//!     [--hrr PATH] [--threads N,N,...]
+//!     [--hrr PATH] [--threads N,N,...] [--symbols PERCENT]
 //! ```
 //!
 //! Builds `target/release/hrr` (or runs the one `--hrr` names, so the
@@ -17,6 +17,10 @@
 //! allocation map and pointer audit add (target ≤ 15%) and the peak RSS
 //! of `hrr` (target ≤ 64 MiB) from `wait4`.
 //!
+//! `--symbols 20` makes a fifth of the launches pass, as their first
+//! pointer, one of 16 addresses in no allocation (a module's globals), to
+//! time the audit where such pointers are common.
+//!
 //! `hrr` runs one decoder per core it may run on (Rust's
 //! `available_parallelism`, which follows the CPU affinity), so
 //! `--threads 2,4,8` repeats the timings with the benchmark (and so its
@@ -29,7 +33,7 @@ mod bench {
     use std::process::{Command, ExitCode, Stdio};
     use std::time::{Duration, Instant};
 
-    use hrr_testkit::synth::{write_big, write_live};
+    use hrr_testkit::synth::{write_big_with_symbols, write_live};
 
     const RUNS: usize = 5;
 
@@ -146,6 +150,8 @@ mod bench {
         hrr: Option<PathBuf>,
         /// CPU counts to time `hrr` under; the CPUs given when empty.
         threads: Vec<usize>,
+        /// Percent of launches passing a symbol's address first.
+        symbols: u64,
     }
 
     fn run(o: &Options) -> Result<bool, String> {
@@ -174,8 +180,8 @@ mod bench {
         );
         let target = (o.gib * (1u64 << 30) as f64) as u64;
         let result = (|| {
-            let stats =
-                write_big(&dir, 1, target).map_err(|e| format!("cannot write archive: {e}"))?;
+            let stats = write_big_with_symbols(&dir, 1, target, o.symbols)
+                .map_err(|e| format!("cannot write archive: {e}"))?;
             let pid_dir = dir.join("pid-1");
             let events = pid_dir.join("events.bin");
             // Flush the freshly written file first: kernel writeback running
@@ -286,12 +292,13 @@ mod bench {
 
     pub fn main() -> ExitCode {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let usage = "usage: hrr-bench-archive [--gib N] [--keep] [--hrr PATH] [--threads N,N,...]";
+        let usage = "usage: hrr-bench-archive [--gib N] [--keep] [--hrr PATH] [--threads N,N,...] [--symbols PERCENT]";
         let mut o = Options {
             gib: 1.0,
             keep: false,
             hrr: None,
             threads: Vec::new(),
+            symbols: 0,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -324,6 +331,13 @@ mod bench {
                         Ok(())
                     }
                     _ => Err("--threads expects CPU counts separated by commas, such as 2,4,8,16"),
+                },
+                "--symbols" => match it.next().map(|v| v.parse()) {
+                    Some(Ok(p)) if p <= 99 => {
+                        o.symbols = p;
+                        Ok(())
+                    }
+                    _ => Err("--symbols expects a percent of launches, 0 to 99"),
                 },
                 _ => Err("unexpected argument"),
             };
