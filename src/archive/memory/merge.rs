@@ -54,8 +54,8 @@ struct Queue {
     applying: bool,
     /// Every decoder is done: no piece will be handed in any more.
     closed: bool,
-    /// The pages the live changes of the last pieces applied met, for the
-    /// views' page caches.
+    /// The pages the changes of the last pieces applied met, for the views'
+    /// page caches.
     log: ChangeLog,
     /// A decoder failed: nobody waits for a piece any more.
     abandoned: bool,

@@ -25,9 +25,9 @@ const EMPTY: u64 = 0;
 /// Addresses found in no range, direct-mapped by address.
 pub(crate) struct Nowhere {
     addresses: Box<[u64; SLOTS]>,
-    /// The lowest and highest pages of the addresses remembered since the
-    /// entries were last emptied (`None`: none), so that a change far from
-    /// all of them is told apart without looking at each.
+    /// The lowest and highest pages of the addresses remembered (`None`:
+    /// none), so that a change far from all of them is told apart without
+    /// looking at each.
     pages: Option<(u64, u64)>,
 }
 
@@ -53,14 +53,11 @@ impl Nowhere {
     /// Remembers that `a` (not null) lies in no range.
     pub(crate) fn learn(&mut self, a: u64) {
         self.addresses[Self::entry(a)] = a;
-        let page = a >> PAGE_BITS;
-        self.pages = Some(
-            self.pages
-                .map_or((page, page), |(low, high)| (low.min(page), high.max(page))),
-        );
+        take_in(&mut self.pages, a >> PAGE_BITS);
     }
 
-    /// Forgets the addresses in the pages `m` meets.
+    /// Forgets the addresses in the pages `m` meets; the bounds then close
+    /// in on those left.
     pub(crate) fn forget(&mut self, m: Met) {
         let Some((low, high)) = self.pages else {
             return;
@@ -68,11 +65,16 @@ impl Nowhere {
         if !m.meets_pages(low, high) {
             return;
         }
-        for e in self.addresses.iter_mut() {
-            if *e != EMPTY && m.meets_pages(*e >> PAGE_BITS, *e >> PAGE_BITS) {
+        let mut left = None;
+        for e in self.addresses.iter_mut().filter(|e| **e != EMPTY) {
+            let page = *e >> PAGE_BITS;
+            if m.meets_pages(page, page) {
                 *e = EMPTY;
+            } else {
+                take_in(&mut left, page);
             }
         }
+        self.pages = left;
     }
 
     /// Forgets every address.
@@ -80,6 +82,11 @@ impl Nowhere {
         self.addresses.fill(EMPTY);
         self.pages = None;
     }
+}
+
+/// Widens the bounds `pages` to take in `page`.
+fn take_in(pages: &mut Option<(u64, u64)>, page: u64) {
+    *pages = Some(pages.map_or((page, page), |(low, high)| (low.min(page), high.max(page))));
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ const EMPTY: u32 = NO_TAG << 1;
 /// Pieces whose changes the log keeps.
 const LOG_PIECES: usize = 64;
 
-/// The pages a live range meets.
+/// The pages a range (live or freed) meets.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Met {
     first: u64,
@@ -105,8 +105,9 @@ impl ChangeLog {
     }
 }
 
-/// Whether pages are whole, direct-mapped by page, as of the state before
-/// one piece (or a launch of it, while it is audited).
+/// Whether pages are whole, direct-mapped by page, and the addresses found
+/// in no range, as of the state before one piece (or a launch of it, while
+/// it is audited).
 pub(crate) struct PageCache {
     /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`EMPTY`].
     known: Box<[u32; CACHE]>,
@@ -146,8 +147,9 @@ impl PageCache {
 
     /// Starts the audit of piece `n`: what may have changed since the
     /// entries were learnt is forgotten (every page, when the view was not
-    /// caught up to `n`, or when the pages met number more than the cache
-    /// holds, which costs less than forgetting them one by one).
+    /// caught up to `n`, or when the pages live changes met number more
+    /// than the cache holds, which costs less than forgetting them one by
+    /// one).
     pub(crate) fn start(&mut self, n: u64) {
         let met = self
             .pending
@@ -170,9 +172,9 @@ impl PageCache {
 
     /// The cache's entry for `page`: its low bits folded with the bits
     /// above them. Consecutive pages (one buffer's) and buffers aligned to
-    /// large powers of two (whose pages share their low bits) fall in
-    /// entries of their own within 64 GiB of address space; pages further
-    /// apart may share an entry, told apart by their tags. The bits above
+    /// large powers of two (whose pages share their low bits) mostly fall
+    /// in entries of their own; pages that share one (such as two 16 MiB
+    /// apart) are told apart by their tags. The bits above
     /// are not folded in: that costs the probe three instructions a
     /// pointer, for pages that are told apart all the same.
     #[inline]

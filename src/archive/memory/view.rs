@@ -105,7 +105,8 @@ impl Audit {
 
 /// Audits pieces one after the other, keeping what it learnt of pages.
 pub(crate) struct View {
-    /// Which pages one live range holds whole.
+    /// Which pages one live range holds whole, and the addresses found in
+    /// no range.
     pub(crate) pages: PageCache,
     /// Changes of a piece looked through before a copy of the ranges is
     /// made ([`Overlay`]).
