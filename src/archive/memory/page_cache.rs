@@ -170,13 +170,13 @@ impl PageCache {
         self.as_of = Some(n + 1);
     }
 
-    /// The cache's entry for `page`: its low bits folded with the bits
-    /// above them. Consecutive pages (one buffer's) and buffers aligned to
+    /// The cache's entry for `page`: its low index bits folded with the
+    /// next ones. Consecutive pages (one buffer's) and buffers aligned to
     /// large powers of two (whose pages share their low bits) mostly fall
     /// in entries of their own; pages that share one (such as two 16 MiB
-    /// apart) are told apart by their tags. The bits above
-    /// are not folded in: that costs the probe three instructions a
-    /// pointer, for pages that are told apart all the same.
+    /// apart) are told apart by their tags. Folding in the bits above too
+    /// would cost the probe three instructions a pointer, for pages that
+    /// are told apart all the same.
     #[inline]
     fn entry(page: u64) -> usize {
         (page ^ (page >> INDEX_BITS)) as usize % CACHE
