@@ -12,7 +12,6 @@
 
 use std::collections::VecDeque;
 
-use crate::archive::memory::map::Range;
 use crate::archive::memory::nowhere::Nowhere;
 use crate::archive::memory::view::Change;
 
@@ -41,20 +40,16 @@ pub(crate) struct Met {
 }
 
 impl Met {
-    /// The pages of `r`, which holds at least one byte.
-    fn of(r: &Range) -> Met {
+    /// The pages change `c` meets (its range holds at least one byte): a
+    /// live range that comes or goes makes them whole or not, and any
+    /// range that comes or goes changes where an address in them lies.
+    pub(crate) fn of_change(c: &Change) -> Met {
+        let r = c.range();
         Met {
             first: r.base >> PAGE_BITS,
             last: (r.end() - 1) >> PAGE_BITS,
             live: r.freed.is_none(),
         }
-    }
-
-    /// The pages change `c` meets: a live range that comes or goes makes
-    /// them whole or not, and any range that comes or goes changes where
-    /// an address in them lies.
-    pub(crate) fn of_change(c: &Change) -> Met {
-        Met::of(c.range())
     }
 
     /// Whether it meets any of the pages `low..=high`.
