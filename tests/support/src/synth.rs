@@ -140,22 +140,29 @@ const KERNELS: usize = 48;
 /// async H2D and D2H copies with blobs, mallocs, frees and stream
 /// synchronizes on four threads, then a trailer. Streams to disk; memory stays small.
 pub fn write_big(dir: &Path, pid: u64, target: u64) -> io::Result<BigStats> {
-    write_big_with_symbols(dir, pid, target, 0)
+    write_big_mix(dir, pid, target, Mix::default())
 }
 
-/// Symbols of [`write_big_with_symbols`]: addresses in no allocation.
+/// Symbols of [`Mix::symbols`]: addresses in no allocation.
 const SYMBOLS: u64 = 16;
 
-/// [`write_big`] with `symbols` percent of the launches passing, as their
-/// first pointer, one of 16 fixed addresses in no allocation (a module's
-/// globals, which the format records no allocation for), in place of a
-/// buffer.
-pub fn write_big_with_symbols(
-    dir: &Path,
-    pid: u64,
-    target: u64,
-    symbols: u64,
-) -> io::Result<BigStats> {
+/// What [`write_big_mix`] changes in [`write_big`]'s stream.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Mix {
+    /// Percent of the launches passing, as their first pointer, one of 16
+    /// fixed addresses in no allocation (a module's globals, which the
+    /// format records no allocation for), in place of a buffer.
+    pub symbols: u64,
+    /// Allocations are segments of 2 to 64 MiB, 2 MiB aligned, and
+    /// launches pass tensors anywhere in them (512-byte aligned), as
+    /// behind PyTorch's caching allocator, in place of buffers of 4 KiB to
+    /// 1 MiB passed at their first bytes.
+    pub segments: bool,
+}
+
+/// [`write_big`] with the changes `mix` names.
+pub fn write_big_mix(dir: &Path, pid: u64, target: u64, mix: Mix) -> io::Result<BigStats> {
+    let symbols = mix.symbols;
     let mut p = ProcessArchive::new(pid, EventsFile::v7());
     let pool: Vec<(u64, u64)> = (0..BLOB_POOL)
         .map(|i| p.add_blob(&pattern(1024, i as u8)))
@@ -200,20 +207,36 @@ pub fn write_big_with_symbols(
     // them), the first pointer of a launch in 200 is an address in no
     // allocation (a symbol) and of one in 2000 a buffer freed just before
     // (a stale pointer).
-    let slot = |i: u64| 0x7f00_0000_0000 + i * 0x10_0000;
+    //
+    // With `mix.segments` the slots are 64 MiB apart, the buffers
+    // segments of 2 to 64 MiB, and a launch's pointers tensors anywhere in
+    // them.
+    let (slot_bytes, least, sizes) = match mix.segments {
+        true => (0x400_0000, 2 << 20, 6),
+        false => (0x10_0000, 4096, 9),
+    };
+    let slot = |i: u64| 0x7f00_0000_0000 + i * slot_bytes;
+    let size_of = |r: u64| least << ((r >> 40) % sizes);
+    // A pointer into live buffer `(base, size)`, by random `t`: its first
+    // bytes at offset `at`, or with `mix.segments` a tensor in it.
+    let tensor = |(base, size): (u64, u64), t: u64, at: u64| match mix.segments {
+        true => base + (t.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 20) % (size >> 9) * 512,
+        false => base + at,
+    };
     let mut free_slots: Vec<u64> = (0..4096).map(slot).collect();
-    let mut live: Vec<u64> = Vec::new();
+    let mut live: Vec<(u64, u64)> = Vec::new();
     let mut last_freed = slot(0);
     for _ in 0..1024 {
         let r = next();
         let ptr = free_slots.swap_remove((r % free_slots.len() as u64) as usize);
-        ev.malloc(ptr, 4096 << ((r >> 40) % 9));
-        live.push(ptr);
+        ev.malloc(ptr, size_of(r));
+        live.push((ptr, size_of(r)));
     }
     while written < target {
         let r = next();
         ev.thread = 7000 + (r >> 60) % 4;
-        let ptr = live[(r >> 8) as usize % live.len()];
+        let buffer = live[(r >> 8) as usize % live.len()];
+        let ptr = buffer.0;
         match r % 1000 {
             0..=599 => {
                 let k = (r >> 20) as usize % KERNELS;
@@ -228,7 +251,7 @@ pub fn write_big_with_symbols(
                     0 => last_freed,
                     1..=10 => 0x7fd0_0000_0000 + (r >> 48) * 0x100,
                     n if n < 11 + symbols * 20 => 0x7fe0_0000_0000 + (r >> 60) % SYMBOLS * 0x40,
-                    _ => ptr,
+                    _ => tensor(buffer, r, 0),
                 };
                 // A kernel has one signature: 3-10 args whose kinds are
                 // fixed per kernel; only the values change between launches.
@@ -241,7 +264,11 @@ pub fn write_big_with_symbols(
                     let kind = (sig >> (a * 3 + 8)) % 4;
                     let buffer = match first {
                         true => ptr,
-                        false => live[((r >> 8) + a * 7919) as usize % live.len()] + a * 0x100,
+                        false => tensor(
+                            live[((r >> 8) + a * 7919) as usize % live.len()],
+                            r ^ a,
+                            a * 0x100,
+                        ),
                     };
                     first &= kind == 0;
                     l.args.push(match kind {
@@ -276,12 +303,12 @@ pub fn write_big_with_symbols(
             }
             850 if !free_slots.is_empty() => {
                 let p = free_slots.swap_remove((r >> 16) as usize % free_slots.len());
-                ev.malloc(p, 4096 << ((r >> 40) % 9));
-                live.push(p);
+                ev.malloc(p, size_of(r));
+                live.push((p, size_of(r)));
                 stats.allocations += 1;
             }
             851 if live.len() > 1 => {
-                let p = live.swap_remove((r >> 8) as usize % live.len());
+                let (p, _) = live.swap_remove((r >> 8) as usize % live.len());
                 ev.free(p);
                 free_slots.push(p);
                 last_freed = p;

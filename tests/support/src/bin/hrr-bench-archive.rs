@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run --release -p hrr-testkit --bin hrr-bench-archive [-- --gib N] [--keep]
-//!     [--hrr PATH] [--threads N,N,...] [--symbols PERCENT]
+//!     [--hrr PATH] [--threads N,N,...] [--symbols PERCENT] [--segments]
 //! ```
 //!
 //! Builds `target/release/hrr` (or runs the one `--hrr` names, so the
@@ -19,7 +19,10 @@
 //!
 //! `--symbols 20` makes a fifth of the launches pass, as their first
 //! pointer, one of 16 addresses in no allocation (a module's globals), to
-//! time the audit where such pointers are common.
+//! time the audit where such pointers are common. `--segments` makes the
+//! allocations segments of 2 to 64 MiB and the launches pass tensors
+//! anywhere in them, as behind PyTorch's caching allocator: nearly every
+//! pointer then lies in a page of its own.
 //!
 //! `hrr` runs one decoder per core it may run on (Rust's
 //! `available_parallelism`, which follows the CPU affinity), so
@@ -33,7 +36,7 @@ mod bench {
     use std::process::{Command, ExitCode, Stdio};
     use std::time::{Duration, Instant};
 
-    use hrr_testkit::synth::{write_big_with_symbols, write_live};
+    use hrr_testkit::synth::{write_big_mix, write_live, Mix};
 
     const RUNS: usize = 5;
 
@@ -150,8 +153,8 @@ mod bench {
         hrr: Option<PathBuf>,
         /// CPU counts to time `hrr` under; the CPUs given when empty.
         threads: Vec<usize>,
-        /// Percent of launches passing a symbol's address first.
-        symbols: u64,
+        /// The allocations and pointers of the stream.
+        mix: Mix,
     }
 
     fn run(o: &Options) -> Result<bool, String> {
@@ -180,7 +183,7 @@ mod bench {
         );
         let target = (o.gib * (1u64 << 30) as f64) as u64;
         let result = (|| {
-            let stats = write_big_with_symbols(&dir, 1, target, o.symbols)
+            let stats = write_big_mix(&dir, 1, target, o.mix)
                 .map_err(|e| format!("cannot write archive: {e}"))?;
             let pid_dir = dir.join("pid-1");
             let events = pid_dir.join("events.bin");
@@ -292,19 +295,23 @@ mod bench {
 
     pub fn main() -> ExitCode {
         let args: Vec<String> = std::env::args().skip(1).collect();
-        let usage = "usage: hrr-bench-archive [--gib N] [--keep] [--hrr PATH] [--threads N,N,...] [--symbols PERCENT]";
+        let usage = "usage: hrr-bench-archive [--gib N] [--keep] [--hrr PATH] [--threads N,N,...] [--symbols PERCENT] [--segments]";
         let mut o = Options {
             gib: 1.0,
             keep: false,
             hrr: None,
             threads: Vec::new(),
-            symbols: 0,
+            mix: Mix::default(),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let parsed = match a.as_str() {
                 "--keep" => {
                     o.keep = true;
+                    Ok(())
+                }
+                "--segments" => {
+                    o.mix.segments = true;
                     Ok(())
                 }
                 "--gib" => match it.next().map(|v| v.parse()) {
@@ -334,7 +341,7 @@ mod bench {
                 },
                 "--symbols" => match it.next().map(|v| v.parse()) {
                     Some(Ok(p)) if p <= 99 => {
-                        o.symbols = p;
+                        o.mix.symbols = p;
                         Ok(())
                     }
                     _ => Err("--symbols expects a percent of launches, 0 to 99"),
