@@ -20,6 +20,7 @@ pub(crate) mod page_cache;
 pub(crate) mod ranges;
 pub(crate) mod view;
 pub mod watch;
+pub(crate) mod whole_blocks;
 
 #[cfg(test)]
 mod model_tests;

@@ -172,8 +172,42 @@ impl Model {
     }
 }
 
+/// The first of the slots for segments: the slots before it are 2 KiB
+/// apart, for buffers of 256 bytes to 16 KiB; the last four are 4 MiB
+/// apart and granule-aligned, for segments of 2, 8 and 32 MiB (wider than
+/// the page table), some a few pages short of a whole last granule, so
+/// that whole granules come and go and the pages at a segment's end are
+/// known one by one.
+const SEGMENT_SLOTS: u64 = 20;
+
 fn base(slot: u64) -> u64 {
-    0x7f00_0000_0000 + slot * 0x800
+    match slot < SEGMENT_SLOTS {
+        true => 0x7f00_0000_0000 + slot * 0x800,
+        false => 0x7f10_0000_0000 + (slot - SEGMENT_SLOTS) * 0x40_0000,
+    }
+}
+
+/// The size of a segment by `x`, whole granules.
+fn segment(x: u64) -> u64 {
+    0x20_0000 << (x % 3 * 2)
+}
+
+/// The size of an allocation at `slot`, by `x`.
+fn size(slot: u64, x: u64) -> u64 {
+    match slot < SEGMENT_SLOTS {
+        true => 0x100 << (x % 7),
+        false => segment(x) - (x % 2) * 0x2000,
+    }
+}
+
+/// A pointer's offset from the base of `slot`, by `x`: into a segment,
+/// anywhere in its first 32 MiB, or in the last pages of one.
+fn offset(slot: u64, x: u64) -> u64 {
+    match (slot < SEGMENT_SLOTS, x % 2) {
+        (true, _) => x * 0x40,
+        (false, 0) => x * 0x8_0040,
+        (false, _) => segment(x) - 0x10 - (x % 4) * 0x1000,
+    }
 }
 
 /// A generated stream: the events the map is handed and what the model
@@ -345,7 +379,7 @@ fn generated(gen: &[(u8, u64, u64)]) -> (Stream, Vec<RegionRecord>) {
     let mut s = Stream::default();
     let mut regions = Vec::new();
     for &(kind, slot, x) in gen {
-        let size = 0x100 << (x % 7);
+        let size = size(slot, x);
         match kind {
             0 => s.malloc(base(slot), size),
             1 => s.free(base(slot)),
@@ -371,7 +405,7 @@ fn generated(gen: &[(u8, u64, u64)]) -> (Stream, Vec<RegionRecord>) {
             _ => s.launch(&[
                 Pointer {
                     arg: 0,
-                    address: base(slot) + x * 0x40,
+                    address: base(slot) + offset(slot, x),
                 },
                 Pointer {
                     arg: 2,

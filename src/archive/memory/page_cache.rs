@@ -1,7 +1,7 @@
 //! What the audit knows of 4 KiB pages: whether one live range holds a
-//! page whole, so that every pointer into it is live and costs one probe;
-//! and, for the pointers into no range, which addresses it already found
-//! there ([`Nowhere`]).
+//! page, or the 2 MiB granule around it, whole, so that every pointer into
+//! it is live and costs one probe ([`WholeBlocks`]); and, for the pointers
+//! into no range, which addresses it already found there ([`Nowhere`]).
 //!
 //! A view keeps what it learnt from piece to piece. Between the state it
 //! learnt it in and the state before the piece it audits next lie the
@@ -14,20 +14,20 @@ use std::collections::VecDeque;
 
 use crate::archive::memory::nowhere::Nowhere;
 use crate::archive::memory::view::Change;
+use crate::archive::memory::whole_blocks::{WholeBlocks, ENTRIES};
 
 /// Address bits below a page.
 pub(crate) const PAGE_BITS: u32 = 12;
-/// Bits of an entry's index.
-const INDEX_BITS: u32 = 12;
-/// Entries of the cache; 4 bytes each.
-const CACHE: usize = 1 << INDEX_BITS;
-/// The least of the values too large for a tag.
-const NO_TAG: u32 = u32::MAX >> 1;
-/// An entry that knows no page: that of the first page with no tag, not
-/// whole, which no page's entry is.
-const EMPTY: u32 = NO_TAG << 1;
+/// Address bits below a granule: a huge page, and the size a caching
+/// allocator rounds its segments to.
+const GRANULE_BITS: u32 = 21;
 /// Pieces whose changes the log keeps.
 const LOG_PIECES: usize = 64;
+/// How many times, on average, a view may look at each page entry to
+/// forget the pages of the changes before a piece one by one, before it
+/// forgets every page instead: an entry forgotten for nothing costs a
+/// look in the map's trees to learn again, far more than a look.
+const FORGET_LOOKS: u64 = 16;
 
 /// The pages a range (live or freed) meets.
 #[derive(Debug, Clone, Copy)]
@@ -100,12 +100,16 @@ impl ChangeLog {
     }
 }
 
-/// Whether pages are whole, direct-mapped by page, and the addresses found
-/// in no range, as of the state before one piece (or a launch of it, while
-/// it is audited).
+/// Whether pages and granules are whole, and the addresses found in no
+/// range, as of the state before one piece (or a launch of it, while it is
+/// audited).
+#[derive(Default)]
 pub(crate) struct PageCache {
-    /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`EMPTY`].
-    known: Box<[u32; CACHE]>,
+    /// Which pages one live range holds whole.
+    pages: WholeBlocks<PAGE_BITS>,
+    /// Which granules one live range holds whole: asked about only for a
+    /// pointer whose page the cache does not know whole.
+    granules: WholeBlocks<GRANULE_BITS>,
     /// The piece before which the entries hold, once the pages in
     /// `pending` are forgotten.
     as_of: Option<u64>,
@@ -113,17 +117,6 @@ pub(crate) struct PageCache {
     pending: Vec<Met>,
     /// Addresses found in no range, forgotten with the pages.
     nowhere: Nowhere,
-}
-
-impl Default for PageCache {
-    fn default() -> PageCache {
-        PageCache {
-            known: Box::new([EMPTY; CACHE]),
-            as_of: None,
-            pending: Vec::new(),
-            nowhere: Nowhere::default(),
-        }
-    }
 }
 
 impl PageCache {
@@ -142,16 +135,14 @@ impl PageCache {
 
     /// Starts the audit of piece `n`: what may have changed since the
     /// entries were learnt is forgotten (every page, when the view was not
-    /// caught up to `n`, or when the pages live changes met number more
-    /// than the cache holds, which costs less than forgetting them one by
-    /// one).
+    /// caught up to `n`, or when forgetting the pages live changes met one
+    /// by one would look at each page entry more than [`FORGET_LOOKS`]
+    /// times).
     pub(crate) fn start(&mut self, n: u64) {
-        let met = self
-            .pending
-            .iter()
-            .filter(|m| m.live)
-            .fold(0u64, |sum, m| sum.saturating_add(m.last - m.first + 1));
-        if self.as_of != Some(n) || met > CACHE as u64 {
+        let looks = self.pending.iter().filter(|m| m.live).fold(0u64, |sum, m| {
+            sum.saturating_add((m.last - m.first + 1).min(ENTRIES as u64))
+        });
+        if self.as_of != Some(n) || looks > FORGET_LOOKS * ENTRIES as u64 {
             self.forget_all();
         }
         for m in std::mem::take(&mut self.pending) {
@@ -165,82 +156,41 @@ impl PageCache {
         self.as_of = Some(n + 1);
     }
 
-    /// The cache's entry for `page`: its low index bits folded with the
-    /// next ones. Consecutive pages (one buffer's) and buffers aligned to
-    /// large powers of two (whose pages share their low bits) mostly fall
-    /// in entries of their own; pages that share one (such as two 16 MiB
-    /// apart) are told apart by their tags. Folding in the bits above too
-    /// would cost the probe three instructions a pointer, for pages that
-    /// are told apart all the same.
-    #[inline]
-    fn entry(page: u64) -> usize {
-        (page ^ (page >> INDEX_BITS)) as usize % CACHE
-    }
-
-    /// The tag an entry keeps of `page`: the page's bits above the
-    /// entry's index, which with the index tell the page. `None` for a page
-    /// too high for a tag (an address of 2^55 or more), which no entry
-    /// knows; no tag is [`EMPTY`]'s.
-    #[inline]
-    fn tag(page: u64) -> Option<u32> {
-        u32::try_from(Self::above_index(page))
-            .ok()
-            .filter(|&t| t < NO_TAG)
-    }
-
-    /// The bits of `page` above its entry's index, of which a tag is made.
-    #[inline]
-    fn above_index(page: u64) -> u64 {
-        page >> INDEX_BITS
-    }
-
-    /// Whether the cache already knows the page of `a` is whole; it asks
-    /// nothing and changes no entry. The entry is compared as a `u64` with
-    /// the page's tag and whole bit, so a page with no tag (whose tag does
-    /// not fit 31 bits) matches none.
+    /// Whether the cache already knows the page or the granule of `a` is
+    /// whole; it asks nothing and changes no entry.
     #[inline]
     pub(crate) fn knows_whole(&self, a: u64) -> bool {
-        let page = a >> PAGE_BITS;
-        u64::from(self.known[Self::entry(page)]) == Self::above_index(page) << 1 | 1
+        self.pages.knows_whole(a) || self.granules.knows_whole(a)
     }
 
-    /// Whether the page of `a` is whole, asking `holds` the first time (or
-    /// after a change met it, and every time for a page with no tag).
+    /// Whether the page of `a` is whole, asking `holds` (with the first
+    /// address and the address bits of a page or a granule) what the cache
+    /// does not know: whether the granule is whole, and only when it is not,
+    /// the page. A page in a whole granule takes no page entry, so the
+    /// pages of large segments do not crowd out those of small buffers.
     #[inline]
-    pub(crate) fn whole(&mut self, a: u64, holds: impl FnOnce(u64) -> bool) -> bool {
-        let page = a >> PAGE_BITS;
-        let Some(tag) = Self::tag(page) else {
-            return holds(page);
-        };
-        let e = &mut self.known[Self::entry(page)];
-        if *e >> 1 != tag {
-            *e = tag << 1 | u32::from(holds(page));
+    pub(crate) fn whole(&mut self, a: u64, mut holds: impl FnMut(u64, u32) -> bool) -> bool {
+        if self.pages.knows_whole(a) || self.granules.whole(a, |g| holds(g, GRANULE_BITS)) {
+            return true;
         }
-        *e & 1 == 1
+        self.pages.whole(a, |p| holds(p, PAGE_BITS))
     }
 
     /// Forgets what it knew of the pages `m` meets: the addresses found in
-    /// no range there, and whether they are whole when `m` is a live
-    /// range's (every page, when it meets more than the cache holds).
+    /// no range there, and whether they and their granules are whole when
+    /// `m` is a live range's.
     pub(crate) fn forget(&mut self, m: Met) {
         self.nowhere.forget(m);
-        if !m.live {
-            return;
-        }
-        if m.last - m.first >= CACHE as u64 {
-            self.forget_all();
-            return;
-        }
-        for page in m.first..=m.last {
-            let e = &mut self.known[Self::entry(page)];
-            if Self::tag(page) == Some(*e >> 1) {
-                *e = EMPTY;
-            }
+        if m.live {
+            let (first, last) = (m.first << PAGE_BITS, m.last << PAGE_BITS);
+            self.pages.forget(first, last);
+            self.granules.forget(first, last);
         }
     }
 
     fn forget_all(&mut self) {
-        self.known.fill(EMPTY);
+        self.pages.clear();
+        self.granules.clear();
         self.nowhere.clear();
         self.pending.clear();
     }
@@ -254,71 +204,5 @@ impl PageCache {
     /// its page.
     pub(crate) fn learn_nowhere(&mut self, a: u64) {
         self.nowhere.learn(a);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A page is asked about once and then answered from its entry; a
-    /// second page of the same entry (its bits above the index differ) is
-    /// told apart and takes the entry over, so the first is asked about
-    /// again; a page too high for a tag is asked about at every probe.
-    #[test]
-    fn pages_sharing_an_entry_or_too_high_are_never_mistaken() {
-        let mut cache = PageCache::default();
-        let mut asks = 0;
-        let mut probe = |cache: &mut PageCache, page: u64, whole: bool| {
-            cache.whole(page << PAGE_BITS, |_| {
-                asks += 1;
-                whole
-            })
-        };
-        let low = 0x7f00_0000_0000u64 >> PAGE_BITS;
-        let twin = (1..u64::from(u32::MAX))
-            .map(|t| (low & 0xfff) | ((t + (low >> INDEX_BITS)) << INDEX_BITS))
-            .find(|&p| PageCache::entry(p) == PageCache::entry(low))
-            .expect("a page of the same entry");
-        assert!(probe(&mut cache, low, true));
-        assert!(probe(&mut cache, low, false), "answered from the entry");
-        assert!(
-            !probe(&mut cache, twin, false),
-            "the twin page was answered from the first page's entry"
-        );
-        assert!(probe(&mut cache, low, true));
-        let high = 1u64 << (56 - PAGE_BITS);
-        for _ in 0..3 {
-            assert!(probe(&mut cache, high, true));
-        }
-        assert_eq!(
-            asks,
-            1 + 1 + 1 + 3,
-            "low, twin, low again, and high each time"
-        );
-        assert!(cache.knows_whole(low << PAGE_BITS));
-        assert!(!cache.knows_whole(twin << PAGE_BITS), "taken over by low");
-        assert!(!cache.knows_whole(high << PAGE_BITS), "no tag, never known");
-    }
-
-    /// The probe that asks nothing knows no page of an empty cache: not
-    /// the null page, nor the pages whose tags lie at or past the largest
-    /// (whose entries would read as an empty one's), nor the last page.
-    #[test]
-    fn an_empty_cache_knows_no_page_whole() {
-        let cache = PageCache::default();
-        let first_untagged = u64::from(NO_TAG) << INDEX_BITS;
-        for page in [
-            0,
-            1,
-            first_untagged - 1,
-            first_untagged,
-            first_untagged + 0xfff,
-        ]
-        .into_iter()
-        .chain([first_untagged << 1, u64::MAX >> PAGE_BITS])
-        {
-            assert!(!cache.knows_whole(page << PAGE_BITS), "{page:#x}");
-        }
     }
 }

@@ -11,7 +11,6 @@ use imbl::OrdMap;
 
 use crate::archive::memory::map::{Hit, Range};
 use crate::archive::memory::packed::{Freed, Live};
-use crate::archive::memory::page_cache::PAGE_BITS;
 
 /// Live ranges and freed (not reallocated) ones, per layer, by base,
 /// packed ([`super::packed`]).
@@ -147,12 +146,12 @@ pub(crate) trait Layers {
         }
     }
 
-    /// Whether one live range holds all of the 4 KiB page `page`, so every
-    /// address in it is live. None holds the last page whole: no range
-    /// holds the last address, where range ends saturate.
-    fn holds_page(&self, page: u64) -> bool {
-        let start = page << PAGE_BITS;
-        let Some(end) = start.checked_add(1 << PAGE_BITS) else {
+    /// Whether one live range holds all of the aligned block of 2^`bits`
+    /// bytes from `start` (a page or a granule), so every address in it is
+    /// live. None holds the last block whole: no range holds the last
+    /// address, where range ends saturate.
+    fn holds_block(&self, start: u64, bits: u32) -> bool {
+        let Some(end) = start.checked_add(1 << bits) else {
             return false;
         };
         (0..3).any(|l| self.live_in(l, start).is_some_and(|r| r.end() >= end))

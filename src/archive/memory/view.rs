@@ -286,7 +286,7 @@ impl<'a> PieceAudit<'a> {
         if self.watch.is_none() {
             let now = &self.now;
             let pages = &mut self.view.pages;
-            if pages.whole(p.address, |page| now.holds_page(page)) {
+            if pages.whole(p.address, |start, bits| now.holds_block(start, bits)) {
                 return false;
             }
             if pages.knows_nowhere(p.address) {
