@@ -165,12 +165,17 @@ impl PageCache {
 
     /// Whether the page of `a` is whole, asking `holds` (with the first
     /// address and the address bits of a page or a granule) what the cache
-    /// does not know: whether the granule is whole, and only when it is not,
-    /// the page. A page in a whole granule takes no page entry, so the
-    /// pages of large segments do not crowd out those of small buffers.
+    /// does not know: for a page it knows nothing of, whether the granule
+    /// is whole, and only when it is not, the page. A page in a whole
+    /// granule takes no page entry, so the pages of large segments do not
+    /// crowd out those of small buffers; a page known not whole is in no
+    /// whole granule, and asks nothing.
     #[inline]
     pub(crate) fn whole(&mut self, a: u64, mut holds: impl FnMut(u64, u32) -> bool) -> bool {
-        if self.pages.knows_whole(a) || self.granules.whole(a, |g| holds(g, GRANULE_BITS)) {
+        if let Some(whole) = self.pages.known(a) {
+            return whole;
+        }
+        if self.granules.whole(a, |g| holds(g, GRANULE_BITS)) {
             return true;
         }
         self.pages.whole(a, |p| holds(p, PAGE_BITS))

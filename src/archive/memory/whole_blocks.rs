@@ -69,6 +69,16 @@ impl<const BITS: u32> WholeBlocks<BITS> {
         u64::from(self.known[Self::entry(block)]) == Self::above_index(block) << 1 | 1
     }
 
+    /// Whether the table knows the block of address `a` is whole or not
+    /// (`None`: it does not know, or the block has no tag); it asks
+    /// nothing and changes no entry.
+    #[inline]
+    pub(crate) fn known(&self, a: u64) -> Option<bool> {
+        let block = a >> BITS;
+        let e = self.known[Self::entry(block)];
+        (Self::tag(block) == Some(e >> 1)).then_some(e & 1 == 1)
+    }
+
     /// Whether the block of address `a` is whole, asking `holds` (with the
     /// block's first address) the first time, after a change met it, and
     /// every time for a block with no tag.
@@ -166,6 +176,11 @@ mod tests {
         assert!(cache.knows_whole(low << 12));
         assert!(!cache.knows_whole(twin << 12), "taken over by low");
         assert!(!cache.knows_whole(high << 12), "no tag, never known");
+        assert_eq!(cache.known(low << 12), Some(true));
+        assert_eq!(cache.known(twin << 12), None, "taken over by low");
+        assert_eq!(cache.known(high << 12), None, "no tag, never known");
+        assert!(!cache.whole(twin << 12, |_| false));
+        assert_eq!(cache.known(twin << 12), Some(false), "known not whole");
     }
 
     /// The probe that asks nothing knows no page of an empty table: not
@@ -210,8 +225,8 @@ mod tests {
     }
 
     /// Bytes that meet more pages than the table has entries forget, entry
-    /// by entry, exactly the pages among them (including pages that share
-    /// an entry with pages outside), and no other.
+    /// by entry, exactly the pages among them, and no other: they meet
+    /// every entry, so each page outside shares its entry with one inside.
     #[test]
     fn a_range_wider_than_the_table_forgets_only_its_own_pages() {
         let mut pages = Pages::default();

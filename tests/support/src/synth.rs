@@ -162,7 +162,6 @@ pub struct Mix {
 
 /// [`write_big`] with the changes `mix` names.
 pub fn write_big_mix(dir: &Path, pid: u64, target: u64, mix: Mix) -> io::Result<BigStats> {
-    let symbols = mix.symbols;
     let mut p = ProcessArchive::new(pid, EventsFile::v7());
     let pool: Vec<(u64, u64)> = (0..BLOB_POOL)
         .map(|i| p.add_blob(&pattern(1024, i as u8)))
@@ -229,8 +228,9 @@ pub fn write_big_mix(dir: &Path, pid: u64, target: u64, mix: Mix) -> io::Result<
     for _ in 0..1024 {
         let r = next();
         let ptr = free_slots.swap_remove((r % free_slots.len() as u64) as usize);
-        ev.malloc(ptr, size_of(r));
-        live.push((ptr, size_of(r)));
+        let size = size_of(r);
+        ev.malloc(ptr, size);
+        live.push((ptr, size));
     }
     while written < target {
         let r = next();
@@ -250,7 +250,7 @@ pub fn write_big_mix(dir: &Path, pid: u64, target: u64, mix: Mix) -> io::Result<
                 let ptr = match (r >> 44) % 2000 {
                     0 => last_freed,
                     1..=10 => 0x7fd0_0000_0000 + (r >> 48) * 0x100,
-                    n if n < 11 + symbols * 20 => 0x7fe0_0000_0000 + (r >> 60) % SYMBOLS * 0x40,
+                    n if n < 11 + mix.symbols * 20 => 0x7fe0_0000_0000 + (r >> 60) % SYMBOLS * 0x40,
                     _ => tensor(buffer, r, 0),
                 };
                 // A kernel has one signature: 3-10 args whose kinds are
@@ -303,8 +303,9 @@ pub fn write_big_mix(dir: &Path, pid: u64, target: u64, mix: Mix) -> io::Result<
             }
             850 if !free_slots.is_empty() => {
                 let p = free_slots.swap_remove((r >> 16) as usize % free_slots.len());
-                ev.malloc(p, size_of(r));
-                live.push((p, size_of(r)));
+                let size = size_of(r);
+                ev.malloc(p, size);
+                live.push((p, size));
                 stats.allocations += 1;
             }
             851 if live.len() > 1 => {
