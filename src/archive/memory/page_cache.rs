@@ -14,13 +14,22 @@ use std::collections::VecDeque;
 
 use crate::archive::memory::nowhere::Nowhere;
 use crate::archive::memory::view::Change;
-use crate::archive::memory::whole_blocks::{WholeBlocks, ENTRIES};
+use crate::archive::memory::whole_blocks::WholeBlocks;
 
 /// Address bits below a page.
 pub(crate) const PAGE_BITS: u32 = 12;
 /// Address bits below a granule: a huge page, and the size a caching
 /// allocator rounds its segments to.
 const GRANULE_BITS: u32 = 21;
+/// Entries of the page table: 16 KiB, in the first-level cache beside
+/// what the decoder reads.
+const PAGE_ENTRIES: usize = 1 << 12;
+/// Entries of the granule table.
+const GRANULE_ENTRIES: usize = 1 << 16;
+/// Which pages are whole.
+type Pages = WholeBlocks<PAGE_BITS, PAGE_ENTRIES, false>;
+/// Which granules are whole.
+type Granules = WholeBlocks<GRANULE_BITS, GRANULE_ENTRIES, true>;
 /// Pieces whose changes the log keeps.
 const LOG_PIECES: usize = 64;
 /// How many times, on average, a view may look at each page entry to
@@ -106,10 +115,10 @@ impl ChangeLog {
 #[derive(Default)]
 pub(crate) struct PageCache {
     /// Which pages one live range holds whole.
-    pages: WholeBlocks<PAGE_BITS>,
+    pages: Pages,
     /// Which granules one live range holds whole: asked about only for a
     /// pointer whose page the cache does not know whole.
-    granules: WholeBlocks<GRANULE_BITS>,
+    granules: Granules,
     /// The piece before which the entries hold, once the pages in
     /// `pending` are forgotten.
     as_of: Option<u64>,
@@ -134,19 +143,42 @@ impl PageCache {
     }
 
     /// Starts the audit of piece `n`: what may have changed since the
-    /// entries were learnt is forgotten (every page, when the view was not
-    /// caught up to `n`, or when forgetting the pages live changes met one
-    /// by one would look at each page entry more than [`FORGET_LOOKS`]
-    /// times).
+    /// entries were learnt is forgotten (every entry, when the view was not
+    /// caught up to `n`; every entry of a table, when forgetting the blocks
+    /// live changes met one by one would look at each of its entries more
+    /// than [`FORGET_LOOKS`] times, as many large segments coming and going
+    /// do to the page table, while the granule table forgets theirs one by
+    /// one).
     pub(crate) fn start(&mut self, n: u64) {
-        let looks = self.pending.iter().filter(|m| m.live).fold(0u64, |sum, m| {
-            sum.saturating_add((m.last - m.first + 1).min(ENTRIES as u64))
-        });
-        if self.as_of != Some(n) || looks > FORGET_LOOKS * ENTRIES as u64 {
+        if self.as_of != Some(n) {
             self.forget_all();
         }
+        let looks = |f: &dyn Fn(u64, u64) -> u64| {
+            (self.pending.iter().filter(|m| m.live)).fold(0u64, |sum, m| {
+                sum.saturating_add(f(m.first << PAGE_BITS, m.last << PAGE_BITS))
+            })
+        };
+        let pages =
+            looks(&|f, l| self.pages.forget_looks(f, l)) <= FORGET_LOOKS * PAGE_ENTRIES as u64;
+        let granules = looks(&|f, l| self.granules.forget_looks(f, l))
+            <= FORGET_LOOKS * GRANULE_ENTRIES as u64;
+        if !pages {
+            self.pages.clear();
+        }
+        if !granules {
+            self.granules.clear();
+        }
         for m in std::mem::take(&mut self.pending) {
-            self.forget(m);
+            self.nowhere.forget(m);
+            if m.live {
+                let (first, last) = (m.first << PAGE_BITS, m.last << PAGE_BITS);
+                if pages {
+                    self.pages.forget(first, last);
+                }
+                if granules {
+                    self.granules.forget(first, last);
+                }
+            }
         }
         self.as_of = Some(n);
     }

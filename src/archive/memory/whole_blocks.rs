@@ -5,31 +5,47 @@
 //! caching allocator carves tensors from (whose pages would be far more
 //! than the page table holds).
 
-/// Bits of an entry's index.
-const INDEX_BITS: u32 = 12;
-/// Entries of a table; 4 bytes each.
-pub(crate) const ENTRIES: usize = 1 << INDEX_BITS;
+/// The odd multiplier of the scattering hash (2^64 over the golden ratio).
+const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
 /// The least of the values too large for a tag.
 const NO_TAG: u32 = u32::MAX >> 1;
 /// An entry that knows no block: that of the first block with no tag, not
 /// whole, which no block's entry is.
 const EMPTY: u32 = NO_TAG << 1;
 
-/// Whether blocks of 2^`BITS` bytes are whole, direct-mapped by block.
-pub(crate) struct WholeBlocks<const BITS: u32> {
+/// Whether blocks of 2^`BITS` bytes are whole, direct-mapped by block
+/// into `ENTRIES` entries (a power of two) of 4 bytes each.
+pub(crate) struct WholeBlocks<const BITS: u32, const ENTRIES: usize, const SCATTER: bool> {
     /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`EMPTY`].
     known: Box<[u32; ENTRIES]>,
+    /// The entries filled since the table was last empty, while they are
+    /// at most an eighth of them (`None` past it): forgetting a wide range
+    /// or every block then looks at these alone.
+    filled: Option<Vec<u32>>,
 }
 
-impl<const BITS: u32> Default for WholeBlocks<BITS> {
-    fn default() -> WholeBlocks<BITS> {
+impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool> Default
+    for WholeBlocks<BITS, ENTRIES, SCATTER>
+{
+    fn default() -> WholeBlocks<BITS, ENTRIES, SCATTER> {
+        const { assert!(ENTRIES.is_power_of_two() && ENTRIES <= 1 << 32) };
+        let known = vec![EMPTY; ENTRIES].into_boxed_slice();
         WholeBlocks {
-            known: Box::new([EMPTY; ENTRIES]),
+            known: known.try_into().unwrap_or_else(|_| unreachable!()),
+            filled: Some(Vec::new()),
         }
     }
 }
 
-impl<const BITS: u32> WholeBlocks<BITS> {
+impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
+    WholeBlocks<BITS, ENTRIES, SCATTER>
+{
+    /// Entries listed at most in `filled`.
+    const LISTED: usize = ENTRIES / 8;
+
+    /// Bits of an entry's index.
+    const INDEX_BITS: u32 = ENTRIES.trailing_zeros();
+
     /// The entry for `block`: its low index bits folded with the next
     /// ones. Consecutive blocks (one buffer's) and buffers aligned to large
     /// powers of two (whose blocks share their low bits) mostly fall in
@@ -39,7 +55,19 @@ impl<const BITS: u32> WholeBlocks<BITS> {
     /// blocks that are told apart all the same.
     #[inline]
     fn entry(block: u64) -> usize {
-        (block ^ (block >> INDEX_BITS)) as usize % ENTRIES
+        (block ^ Self::scatter(block >> Self::INDEX_BITS)) as usize % ENTRIES
+    }
+
+    /// What the bits above the index are folded in as: themselves, or with
+    /// `SCATTER`, a hash of them, so that blocks sharing their low bits
+    /// (segments at a common stride) fall in entries far apart while the
+    /// consecutive blocks of one segment still fall in entries of their own.
+    #[inline]
+    fn scatter(above: u64) -> u64 {
+        match SCATTER {
+            true => above.wrapping_mul(SPREAD) >> (u64::BITS - Self::INDEX_BITS),
+            false => above,
+        }
     }
 
     /// The tag an entry keeps of `block`: the block's bits above the
@@ -56,7 +84,7 @@ impl<const BITS: u32> WholeBlocks<BITS> {
     /// The bits of `block` above its entry's index, of which a tag is made.
     #[inline]
     fn above_index(block: u64) -> u64 {
-        block >> INDEX_BITS
+        block >> Self::INDEX_BITS
     }
 
     /// Whether the table already knows the block of address `a` is whole;
@@ -88,33 +116,62 @@ impl<const BITS: u32> WholeBlocks<BITS> {
         let Some(tag) = Self::tag(block) else {
             return holds(block << BITS);
         };
-        let e = &mut self.known[Self::entry(block)];
-        if *e >> 1 != tag {
-            *e = tag << 1 | u32::from(holds(block << BITS));
+        let index = Self::entry(block);
+        let e = self.known[index];
+        if e >> 1 == tag {
+            return e & 1 == 1;
         }
-        *e & 1 == 1
+        if e == EMPTY {
+            self.fill(index);
+        }
+        let whole = holds(block << BITS);
+        self.known[index] = tag << 1 | u32::from(whole);
+        whole
+    }
+
+    /// Lists entry `index` as filled, or stops listing past
+    /// [`Self::LISTED`].
+    fn fill(&mut self, index: usize) {
+        if let Some(filled) = &mut self.filled {
+            match filled.len() < Self::LISTED {
+                true => filled.push(index as u32),
+                false => self.filled = None,
+            }
+        }
+    }
+
+    /// How many entries forgetting the bytes `first..=last` looks at
+    /// ([`Self::forget`]).
+    pub(crate) fn forget_looks(&self, first: u64, last: u64) -> u64 {
+        let blocks = (last >> BITS) - (first >> BITS) + 1;
+        blocks.min(self.filled.as_ref().map_or(ENTRIES, Vec::len) as u64)
     }
 
     /// Forgets the blocks that the bytes `first..=last` meet: block by
-    /// block, or, when they meet more blocks than the table has entries,
-    /// entry by entry (each entry's block follows from its index and tag),
-    /// so that a large segment coming or going costs at most one look at
-    /// each entry and leaves what is known of other blocks.
+    /// block, or, when they meet more blocks than the table has filled
+    /// entries, entry by entry (each entry's block follows from its index
+    /// and tag), so that a large segment coming or going costs at most one
+    /// look at each filled entry and leaves what is known of other blocks.
     pub(crate) fn forget(&mut self, first: u64, last: u64) {
         let (low, high) = (first >> BITS, last >> BITS);
-        if high - low < ENTRIES as u64 {
-            for block in low..=high {
-                let e = &mut self.known[Self::entry(block)];
-                if Self::tag(block) == Some(*e >> 1) {
-                    *e = EMPTY;
-                }
-            }
-            return;
-        }
-        for (index, e) in self.known.iter_mut().enumerate() {
+        let forget = |known: &mut [u32; ENTRIES], index: usize| {
+            let e = &mut known[index];
             if *e != EMPTY && (low..=high).contains(&Self::block_of(index, *e >> 1)) {
                 *e = EMPTY;
             }
+        };
+        match &self.filled {
+            Some(filled) if (filled.len() as u64) < high - low => {
+                for &index in filled {
+                    forget(&mut self.known, index as usize);
+                }
+            }
+            _ if high - low < ENTRIES as u64 => {
+                for block in low..=high {
+                    forget(&mut self.known, Self::entry(block));
+                }
+            }
+            _ => (0..ENTRIES).for_each(|index| forget(&mut self.known, index)),
         }
     }
 
@@ -122,12 +179,18 @@ impl<const BITS: u32> WholeBlocks<BITS> {
     /// inverse of [`Self::entry`] and [`Self::tag`].
     fn block_of(index: usize, tag: u32) -> u64 {
         let above = u64::from(tag);
-        above << INDEX_BITS | ((index as u64 ^ above) % ENTRIES as u64)
+        above << Self::INDEX_BITS | ((index as u64 ^ Self::scatter(above)) % ENTRIES as u64)
     }
 
     /// Forgets every block.
     pub(crate) fn clear(&mut self) {
-        self.known.fill(EMPTY);
+        match self.filled.as_mut() {
+            Some(filled) => filled
+                .drain(..)
+                .for_each(|i| self.known[i as usize] = EMPTY),
+            None => self.known.fill(EMPTY),
+        }
+        self.filled = Some(Vec::new());
     }
 }
 
@@ -136,7 +199,9 @@ mod tests {
     use super::*;
 
     /// Pages, as the audit keeps them.
-    type Pages = WholeBlocks<12>;
+    type Pages = WholeBlocks<12, 4096, false>;
+    const INDEX_BITS: u32 = Pages::INDEX_BITS;
+    const ENTRIES: usize = 4096;
 
     /// A block is asked about once and then answered from its entry; a
     /// second block of the same entry (its bits above the index differ) is
@@ -208,7 +273,7 @@ mod tests {
     /// the bytes of a range forgets exactly the granules it meets.
     #[test]
     fn forgetting_bytes_forgets_the_blocks_they_meet() {
-        let mut granules = WholeBlocks::<21>::default();
+        let mut granules = WholeBlocks::<21, 4096, true>::default();
         let base = 0x7f00_0000_0000u64;
         for g in 0..4 {
             let first = base + (g << 21);
@@ -224,26 +289,82 @@ mod tests {
         assert_eq!(known, [true, false, false, true]);
     }
 
-    /// Bytes that meet more pages than the table has entries forget, entry
-    /// by entry, exactly the pages among them, and no other: they meet
-    /// every entry, so each page outside shares its entry with one inside.
+    /// Bytes that meet more pages than the table has entries forget
+    /// exactly the pages among them, and no other: they meet every entry,
+    /// so each page outside shares its entry with one inside. Whether the
+    /// table lists its few filled entries or has filled too many to list
+    /// (the pages of other buffers around, filled first).
     #[test]
     fn a_range_wider_than_the_table_forgets_only_its_own_pages() {
-        let mut pages = Pages::default();
-        let segment = 0x7f00_4000_0000u64;
-        let wide = (ENTRIES as u64 + 100) << 12;
-        let inside = [segment, segment + 0x5000, segment + wide - 1];
-        let outside = [segment - 1, segment + wide, segment + (1 << 36), 0x1000];
-        for a in inside.iter().chain(&outside) {
-            assert!(pages.whole(*a, |_| true));
+        for others in [0, ENTRIES as u64 / 4] {
+            let mut pages = Pages::default();
+            let segment = 0x7f00_4000_0000u64;
+            let wide = (ENTRIES as u64 + 100) << 12;
+            let inside = [segment, segment + 0x5000, segment + wide - 1];
+            let outside = [segment - 1, segment + wide, segment + (1 << 36), 0x1000];
+            let around = (0..others).map(|p| 0x5500_0000_0000 + (p << 12));
+            for a in around.chain(inside).chain(outside) {
+                assert!(pages.whole(a, |_| true));
+            }
+            assert_eq!(pages.filled.is_some(), others == 0, "{others}");
+            pages.forget(segment, segment + wide - 1);
+            for a in inside {
+                assert!(!pages.knows_whole(a), "{a:#x} was in the range");
+            }
+            for a in outside {
+                assert!(pages.knows_whole(a), "{a:#x} was not in the range");
+            }
         }
-        pages.forget(segment, segment + wide - 1);
-        for a in inside {
-            assert!(!pages.knows_whole(a), "{a:#x} was in the range");
+    }
+
+    /// Forgetting every block forgets them all, whether the table lists
+    /// its filled entries or has filled too many to list, and the table
+    /// lists what it fills from then on.
+    #[test]
+    fn clearing_forgets_every_block() {
+        for count in [10, ENTRIES as u64] {
+            let mut pages = Pages::default();
+            let all: Vec<u64> = (0..count).map(|p| 0x7f00_0000_0000 + (p << 12)).collect();
+            for &a in &all {
+                assert!(pages.whole(a, |_| true));
+            }
+            pages.clear();
+            assert!(all.iter().all(|&a| !pages.knows_whole(a)), "{count}");
+            assert!(pages.whole(all[0], |_| true));
+            assert_eq!(
+                pages.filled.as_deref(),
+                Some(&[Pages::entry(all[0] >> 12) as u32][..])
+            );
         }
-        for a in outside {
-            assert!(pages.knows_whole(a), "{a:#x} was not in the range");
-        }
+    }
+
+    /// Segments of 32 granules whose bases share their low bits (as at a
+    /// common stride of 64 MiB) fall in entries of their own in a
+    /// scattering table, where folding alone would stack them in the same
+    /// few entries.
+    #[test]
+    fn scattering_spreads_segments_at_a_common_stride() {
+        type Folded = WholeBlocks<21, 4096, false>;
+        type Scattered = WholeBlocks<21, 4096, true>;
+        let granules: Vec<u64> = (0..64u64)
+            .flat_map(|s| (0..32).map(move |g| (0x7f00_0000_0000u64 >> 21) + (s << 12) + g))
+            .collect();
+        let distinct = |entry: fn(u64) -> usize| {
+            let mut e: Vec<usize> = granules.iter().map(|&g| entry(g)).collect();
+            e.sort_unstable();
+            e.dedup();
+            e.len()
+        };
+        assert!(
+            distinct(Folded::entry) <= 128,
+            "folded: {}",
+            distinct(Folded::entry)
+        );
+        assert!(
+            distinct(Scattered::entry) >= 1600,
+            "scattered: {}",
+            distinct(Scattered::entry)
+        );
     }
 
     /// An entry's block follows from its index and tag.
@@ -260,6 +381,9 @@ mod tests {
         ] {
             let tag = Pages::tag(block).expect("a tag");
             assert_eq!(Pages::block_of(Pages::entry(block), tag), block);
+            type Granules = WholeBlocks<21, 4096, true>;
+            let tag = Granules::tag(block).expect("a tag");
+            assert_eq!(Granules::block_of(Granules::entry(block), tag), block);
         }
     }
 }
