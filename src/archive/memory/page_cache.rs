@@ -168,17 +168,10 @@ impl PageCache {
         if !granules {
             self.granules.clear();
         }
+        // An emptied table lists no filled entry: forgetting costs it
+        // nothing more.
         for m in std::mem::take(&mut self.pending) {
-            self.nowhere.forget(m);
-            if m.live {
-                let (first, last) = (m.first << PAGE_BITS, m.last << PAGE_BITS);
-                if pages {
-                    self.pages.forget(first, last);
-                }
-                if granules {
-                    self.granules.forget(first, last);
-                }
-            }
+            self.forget(m);
         }
         self.as_of = Some(n);
     }
