@@ -24,12 +24,13 @@ const GRANULE_BITS: u32 = 21;
 /// Entries of the page table: 16 KiB, in the first-level cache beside
 /// what the decoder reads.
 const PAGE_ENTRIES: usize = 1 << 12;
-/// Entries of the granule table.
-const GRANULE_ENTRIES: usize = 1 << 16;
+/// Entries of the granule table: 256 KiB of two-byte entries, which hold
+/// the tags of granules below 2^53.
+const GRANULE_ENTRIES: usize = 1 << 17;
 /// Which pages are whole.
-type Pages = WholeBlocks<PAGE_BITS, PAGE_ENTRIES, false>;
+pub(super) type Pages = WholeBlocks<u32, PAGE_BITS, PAGE_ENTRIES, false>;
 /// Which granules are whole.
-type Granules = WholeBlocks<GRANULE_BITS, GRANULE_ENTRIES, true>;
+pub(super) type Granules = WholeBlocks<u16, GRANULE_BITS, GRANULE_ENTRIES, true>;
 /// Pieces whose changes the log keeps.
 const LOG_PIECES: usize = 64;
 /// How many times, on average, a view may look at each page entry to

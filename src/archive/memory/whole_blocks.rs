@@ -7,29 +7,51 @@
 
 /// The odd multiplier of the scattering hash (2^64 over the golden ratio).
 const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
-/// The least of the values too large for a tag.
-const NO_TAG: u32 = u32::MAX >> 1;
-/// An entry that knows no block: that of the first block with no tag, not
-/// whole, which no block's entry is.
-const EMPTY: u32 = NO_TAG << 1;
+/// How an entry is kept: `tag << 1 | whole`, in as few bytes as the tags
+/// of the table's blocks need, so that a table of blocks whose tags are
+/// short holds twice the entries in the same bytes.
+pub(crate) trait Entry: Copy + Into<u64> {
+    /// The least of the values too large for a tag: an entry of
+    /// `NO_TAG << 1` knows no block ([`WholeBlocks::EMPTY`]).
+    const NO_TAG: u64;
+
+    /// The entry of value `v`, which is at most `NO_TAG << 1`.
+    fn of(v: u64) -> Self;
+}
+
+impl Entry for u16 {
+    const NO_TAG: u64 = (u16::MAX >> 1) as u64;
+
+    fn of(v: u64) -> u16 {
+        v as u16
+    }
+}
+
+impl Entry for u32 {
+    const NO_TAG: u64 = (u32::MAX >> 1) as u64;
+
+    fn of(v: u64) -> u32 {
+        v as u32
+    }
+}
 
 /// Whether blocks of 2^`BITS` bytes are whole, direct-mapped by block
-/// into `ENTRIES` entries (a power of two) of 4 bytes each.
-pub(crate) struct WholeBlocks<const BITS: u32, const ENTRIES: usize, const SCATTER: bool> {
-    /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`EMPTY`].
-    known: Box<[u32; ENTRIES]>,
+/// into `ENTRIES` entries (a power of two) of type `E`.
+pub(crate) struct WholeBlocks<E, const BITS: u32, const ENTRIES: usize, const SCATTER: bool> {
+    /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`Self::EMPTY`].
+    known: Box<[E; ENTRIES]>,
     /// The entries filled since the table was last empty, while they are
     /// at most an eighth of them (`None` past it): forgetting a wide range
     /// or every block then looks at these alone.
     filled: Option<Vec<u32>>,
 }
 
-impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool> Default
-    for WholeBlocks<BITS, ENTRIES, SCATTER>
+impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool> Default
+    for WholeBlocks<E, BITS, ENTRIES, SCATTER>
 {
-    fn default() -> WholeBlocks<BITS, ENTRIES, SCATTER> {
+    fn default() -> WholeBlocks<E, BITS, ENTRIES, SCATTER> {
         const { assert!(ENTRIES.is_power_of_two() && ENTRIES <= 1 << 32) };
-        let known = vec![EMPTY; ENTRIES].into_boxed_slice();
+        let known = vec![E::of(Self::EMPTY); ENTRIES].into_boxed_slice();
         WholeBlocks {
             known: known.try_into().unwrap_or_else(|_| unreachable!()),
             filled: Some(Vec::new()),
@@ -37,9 +59,13 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool> Default
     }
 }
 
-impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
-    WholeBlocks<BITS, ENTRIES, SCATTER>
+impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
+    WholeBlocks<E, BITS, ENTRIES, SCATTER>
 {
+    /// An entry that knows no block: that of the first block with no tag,
+    /// not whole, which no block's entry is.
+    const EMPTY: u64 = E::NO_TAG << 1;
+
     /// Entries listed at most in `filled`.
     const LISTED: usize = ENTRIES / 8;
 
@@ -72,13 +98,12 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
 
     /// The tag an entry keeps of `block`: the block's bits above the
     /// entry's index, which with the index tell the block. `None` for a
-    /// block too high for a tag (for pages, an address of 2^55 or more),
-    /// which no entry knows; no tag is [`EMPTY`]'s.
+    /// block too high for a tag (for the audit's pages, from an address
+    /// just under 2^55; for its granules, just under 2^53), which no entry
+    /// knows; no tag is [`Self::EMPTY`]'s.
     #[inline]
-    fn tag(block: u64) -> Option<u32> {
-        u32::try_from(Self::above_index(block))
-            .ok()
-            .filter(|&t| t < NO_TAG)
+    fn tag(block: u64) -> Option<u64> {
+        Some(Self::above_index(block)).filter(|&t| t < E::NO_TAG)
     }
 
     /// The bits of `block` above its entry's index, of which a tag is made.
@@ -90,11 +115,11 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     /// Whether the table already knows the block of address `a` is whole;
     /// it asks nothing and changes no entry. The entry is compared as a
     /// `u64` with the block's tag and whole bit, so a block with no tag
-    /// (whose tag does not fit 31 bits) matches none.
+    /// (whose tag does not fit an entry) matches none.
     #[inline]
     pub(crate) fn knows_whole(&self, a: u64) -> bool {
         let block = a >> BITS;
-        u64::from(self.known[Self::entry(block)]) == Self::above_index(block) << 1 | 1
+        self.known[Self::entry(block)].into() == Self::above_index(block) << 1 | 1
     }
 
     /// Whether the table knows the block of address `a` is whole or not
@@ -103,7 +128,7 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     #[inline]
     pub(crate) fn known(&self, a: u64) -> Option<bool> {
         let block = a >> BITS;
-        let e = self.known[Self::entry(block)];
+        let e: u64 = self.known[Self::entry(block)].into();
         (Self::tag(block) == Some(e >> 1)).then_some(e & 1 == 1)
     }
 
@@ -117,15 +142,15 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
             return holds(block << BITS);
         };
         let index = Self::entry(block);
-        let e = self.known[index];
+        let e: u64 = self.known[index].into();
         if e >> 1 == tag {
             return e & 1 == 1;
         }
-        if e == EMPTY {
+        if e == Self::EMPTY {
             self.fill(index);
         }
         let whole = holds(block << BITS);
-        self.known[index] = tag << 1 | u32::from(whole);
+        self.known[index] = E::of(tag << 1 | u64::from(whole));
         whole
     }
 
@@ -154,10 +179,10 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     /// look at each filled entry and leaves what is known of other blocks.
     pub(crate) fn forget(&mut self, first: u64, last: u64) {
         let (low, high) = (first >> BITS, last >> BITS);
-        let forget = |known: &mut [u32; ENTRIES], index: usize| {
-            let e = &mut known[index];
-            if *e != EMPTY && (low..=high).contains(&Self::block_of(index, *e >> 1)) {
-                *e = EMPTY;
+        let forget = |known: &mut [E; ENTRIES], index: usize| {
+            let e: u64 = known[index].into();
+            if e != Self::EMPTY && (low..=high).contains(&Self::block_of(index, e >> 1)) {
+                known[index] = E::of(Self::EMPTY);
             }
         };
         match &self.filled {
@@ -177,9 +202,8 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
 
     /// The block whose entry is `index` and whose tag is `tag`: the
     /// inverse of [`Self::entry`] and [`Self::tag`].
-    fn block_of(index: usize, tag: u32) -> u64 {
-        let above = u64::from(tag);
-        above << Self::INDEX_BITS | ((index as u64 ^ Self::scatter(above)) % ENTRIES as u64)
+    fn block_of(index: usize, tag: u64) -> u64 {
+        tag << Self::INDEX_BITS | ((index as u64 ^ Self::scatter(tag)) % ENTRIES as u64)
     }
 
     /// Forgets every block.
@@ -187,8 +211,8 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         match self.filled.as_mut() {
             Some(filled) => filled
                 .drain(..)
-                .for_each(|i| self.known[i as usize] = EMPTY),
-            None => self.known.fill(EMPTY),
+                .for_each(|i| self.known[i as usize] = E::of(Self::EMPTY)),
+            None => self.known.fill(E::of(Self::EMPTY)),
         }
         self.filled = Some(Vec::new());
     }
@@ -198,10 +222,10 @@ impl<const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
 mod tests {
     use super::*;
 
-    /// Pages, as the audit keeps them.
-    type Pages = WholeBlocks<12, 4096, false>;
+    use crate::archive::memory::page_cache::{Granules, Pages};
+
     const INDEX_BITS: u32 = Pages::INDEX_BITS;
-    const ENTRIES: usize = 4096;
+    const ENTRIES: usize = 1 << INDEX_BITS;
 
     /// A block is asked about once and then answered from its entry; a
     /// second block of the same entry (its bits above the index differ) is
@@ -254,7 +278,7 @@ mod tests {
     #[test]
     fn an_empty_table_knows_no_page_whole() {
         let cache = Pages::default();
-        let first_untagged = u64::from(NO_TAG) << INDEX_BITS;
+        let first_untagged = <u32 as Entry>::NO_TAG << INDEX_BITS;
         for page in [
             0,
             1,
@@ -273,7 +297,7 @@ mod tests {
     /// the bytes of a range forgets exactly the granules it meets.
     #[test]
     fn forgetting_bytes_forgets_the_blocks_they_meet() {
-        let mut granules = WholeBlocks::<21, 4096, true>::default();
+        let mut granules = Granules::default();
         let base = 0x7f00_0000_0000u64;
         for g in 0..4 {
             let first = base + (g << 21);
@@ -344,8 +368,8 @@ mod tests {
     /// few entries.
     #[test]
     fn scattering_spreads_segments_at_a_common_stride() {
-        type Folded = WholeBlocks<21, 4096, false>;
-        type Scattered = WholeBlocks<21, 4096, true>;
+        type Folded = WholeBlocks<u32, 21, 4096, false>;
+        type Scattered = WholeBlocks<u32, 21, 4096, true>;
         let granules: Vec<u64> = (0..64u64)
             .flat_map(|s| (0..32).map(move |g| (0x7f00_0000_0000u64 >> 21) + (s << 12) + g))
             .collect();
@@ -367,23 +391,45 @@ mod tests {
         );
     }
 
-    /// An entry's block follows from its index and tag.
+    /// An entry's block follows from its index and tag, in both tables.
     #[test]
     fn an_entry_tells_its_block() {
-        for block in [
-            0,
-            1,
-            0xfff,
-            0x1000,
-            0x7_f000_0000,
-            0x7_ffff_ffff,
-            0x1_2345_6789,
-        ] {
-            let tag = Pages::tag(block).expect("a tag");
-            assert_eq!(Pages::block_of(Pages::entry(block), tag), block);
-            type Granules = WholeBlocks<21, 4096, true>;
+        for block in [0, 1, 0xfff, 0x1000, 0x3f8_0000, 0xfffd_ffff, 0x1234_5678] {
             let tag = Granules::tag(block).expect("a tag");
             assert_eq!(Granules::block_of(Granules::entry(block), tag), block);
         }
+        for block in [0x7_f000_0000, 0x7_ffff_ffff, 0x1_2345_6789] {
+            let tag = Pages::tag(block).expect("a tag");
+            assert_eq!(Pages::block_of(Pages::entry(block), tag), block);
+        }
+    }
+
+    /// The granule table keeps two-byte entries: the last granule below
+    /// 32,767 × 2^38 (just under 2^53, above the address space of any GPU
+    /// today) is answered from its entry, the next is asked about at every
+    /// probe, and neither is mistaken for the other.
+    #[test]
+    fn granules_are_tagged_below_two_to_the_53() {
+        let last = (<u16 as Entry>::NO_TAG << 38) - 1;
+        let mut granules = Granules::default();
+        let mut asks = 0;
+        for a in [last, last + 1, last, last + 1, last] {
+            assert_eq!(
+                granules.whole(a, |_| {
+                    asks += 1;
+                    a == last
+                }),
+                a == last,
+                "{a:#x}"
+            );
+        }
+        assert_eq!(
+            asks,
+            1 + 2,
+            "the last tagged granule once, the next each time"
+        );
+        assert!(granules.knows_whole(last));
+        assert!(!granules.knows_whole(last + 1));
+        assert!(!Granules::default().knows_whole(last + 1), "an empty entry");
     }
 }
