@@ -168,13 +168,24 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     /// How many entries forgetting the bytes `first..=last` looks at
     /// ([`Self::forget`]).
     pub(crate) fn forget_looks(&self, first: u64, last: u64) -> u64 {
-        let blocks = (last >> BITS) - (first >> BITS) + 1;
-        blocks.min(self.filled.as_ref().map_or(ENTRIES, Vec::len) as u64)
+        self.sweep(first >> BITS, last >> BITS).1
     }
 
-    /// Forgets the blocks that the bytes `first..=last` meet: block by
-    /// block, or, when they meet more blocks than the table has filled
-    /// entries, entry by entry (each entry's block follows from its index
+    /// How forgetting blocks `low..=high` looks at entries, and at how
+    /// many: at the filled entries when the table lists fewer than the
+    /// blocks, else at each block's entry while the blocks are fewer than
+    /// the entries, else at every entry.
+    fn sweep(&self, low: u64, high: u64) -> (Sweep, u64) {
+        let blocks = high - low + 1;
+        match &self.filled {
+            Some(filled) if (filled.len() as u64) < blocks => (Sweep::Filled, filled.len() as u64),
+            _ if blocks < ENTRIES as u64 => (Sweep::Blocks, blocks),
+            _ => (Sweep::Every, ENTRIES as u64),
+        }
+    }
+
+    /// Forgets the blocks that the bytes `first..=last` meet, the way
+    /// [`Self::sweep`] picks (each entry's block follows from its index
     /// and tag), so that a large segment coming or going costs at most one
     /// look at each filled entry and leaves what is known of other blocks.
     pub(crate) fn forget(&mut self, first: u64, last: u64) {
@@ -185,13 +196,13 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
                 known[index] = E::of(Self::EMPTY);
             }
         };
-        match &self.filled {
-            Some(filled) if (filled.len() as u64) < high - low => {
+        match (self.sweep(low, high).0, &self.filled) {
+            (Sweep::Filled, Some(filled)) => {
                 for &index in filled {
                     forget(&mut self.known, index as usize);
                 }
             }
-            _ if high - low < ENTRIES as u64 => {
+            (Sweep::Blocks, _) => {
                 for block in low..=high {
                     forget(&mut self.known, Self::entry(block));
                 }
@@ -216,6 +227,16 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         }
         self.filled = Some(Vec::new());
     }
+}
+
+/// Which entries forgetting a range of blocks looks at ([`WholeBlocks::sweep`]).
+enum Sweep {
+    /// The filled entries the table lists.
+    Filled,
+    /// Each block's entry.
+    Blocks,
+    /// Every entry.
+    Every,
 }
 
 #[cfg(test)]
@@ -394,11 +415,15 @@ mod tests {
     /// An entry's block follows from its index and tag, in both tables.
     #[test]
     fn an_entry_tells_its_block() {
-        for block in [0, 1, 0xfff, 0x1000, 0x3f8_0000, 0xfffd_ffff, 0x1234_5678] {
+        let low = [0, 1, 0xfff, 0x1000, 0x1234_5678];
+        for block in low.into_iter().chain([0x3f8_0000, 0xfffd_ffff]) {
             let tag = Granules::tag(block).expect("a tag");
             assert_eq!(Granules::block_of(Granules::entry(block), tag), block);
         }
-        for block in [0x7_f000_0000, 0x7_ffff_ffff, 0x1_2345_6789] {
+        for block in low
+            .into_iter()
+            .chain([0x7_f000_0000, 0x7_ffff_ffff, 0x1_2345_6789])
+        {
             let tag = Pages::tag(block).expect("a tag");
             assert_eq!(Pages::block_of(Pages::entry(block), tag), block);
         }
