@@ -21,14 +21,15 @@ pub(crate) const PAGE_BITS: u32 = 12;
 /// Address bits below a granule: a huge page, and the size a caching
 /// allocator rounds its segments to.
 const GRANULE_BITS: u32 = 21;
-/// Entries of the page table: 16 KiB, in the first-level cache beside
-/// what the decoder reads.
+/// Entries of the page table: 32 KiB of eight-byte entries, which keep
+/// each page as its last address (a pointer is told by one `or` and one
+/// compare), in the first-level cache beside what the decoder reads.
 const PAGE_ENTRIES: usize = 1 << 12;
 /// Entries of the granule table: 256 KiB of two-byte entries, which hold
 /// the tags of granules below 2^53.
 const GRANULE_ENTRIES: usize = 1 << 17;
 /// Which pages are whole.
-pub(super) type Pages = WholeBlocks<u32, PAGE_BITS, PAGE_ENTRIES, false>;
+pub(super) type Pages = WholeBlocks<u64, PAGE_BITS, PAGE_ENTRIES, false>;
 /// Which granules are whole.
 pub(super) type Granules = WholeBlocks<u16, GRANULE_BITS, GRANULE_ENTRIES, true>;
 /// Pieces whose changes the log keeps.
@@ -182,11 +183,18 @@ impl PageCache {
         self.as_of = Some(n + 1);
     }
 
-    /// Whether the cache already knows the page or the granule of `a` is
-    /// whole; it asks nothing and changes no entry.
+    /// Zero when the cache already knows the page of `a` is whole, else
+    /// not ([`WholeBlocks::misses`]); never zero for a null pointer.
     #[inline]
-    pub(crate) fn knows_whole(&self, a: u64) -> bool {
-        self.pages.knows_whole(a) || self.granules.knows_whole(a)
+    pub(crate) fn page_misses(&self, a: u64) -> u64 {
+        self.pages.misses(a)
+    }
+
+    /// Zero when the cache already knows the granule of `a` is whole, else
+    /// not ([`WholeBlocks::misses`]); never zero for a null pointer.
+    #[inline]
+    pub(crate) fn granule_misses(&self, a: u64) -> u64 {
+        self.granules.misses(a)
     }
 
     /// Whether the page of `a` is whole, asking `holds` (with the first

@@ -7,38 +7,49 @@
 
 /// The odd multiplier of the scattering hash (2^64 over the golden ratio).
 const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
-/// How an entry is kept: `tag << 1 | whole`, in as few bytes as the tags
-/// of the table's blocks need, so that a table of blocks whose tags are
-/// short holds twice the entries in the same bytes.
+/// How an entry is kept, in as few bytes as the table's tags need, so
+/// that a table of blocks whose tags are short holds more entries in the
+/// same bytes. An entry of a block is `tag << shift` with the `shift` bits
+/// below it all set when the block is whole, all but the lowest when it is
+/// not ([`WholeBlocks::code`]).
 pub(crate) trait Entry: Copy + Into<u64> {
-    /// The least of the values too large for a tag: an entry of
-    /// `NO_TAG << 1` knows no block ([`WholeBlocks::EMPTY`]).
-    const NO_TAG: u64;
+    /// The largest entry.
+    const MAX: u64;
+    /// Whether an entry has room for every block's number, so that its
+    /// tag is the block itself, kept in place as the block's last address
+    /// (`shift` is the block's bits): a pointer is then told by one `or`.
+    /// Otherwise the tag is the block's bits above its entry's index, and
+    /// `shift` is the one bit that says whether it is whole.
+    const WHOLE_TAG: bool;
 
-    /// The entry of value `v`, which is at most `NO_TAG << 1`.
+    /// The entry of value `v`, which is at most [`Self::MAX`].
     fn of(v: u64) -> Self;
 }
 
 impl Entry for u16 {
-    const NO_TAG: u64 = (u16::MAX >> 1) as u64;
+    const MAX: u64 = u16::MAX as u64;
+    const WHOLE_TAG: bool = false;
 
     fn of(v: u64) -> u16 {
         v as u16
     }
 }
 
-impl Entry for u32 {
-    const NO_TAG: u64 = (u32::MAX >> 1) as u64;
+impl Entry for u64 {
+    const MAX: u64 = u64::MAX;
+    const WHOLE_TAG: bool = true;
 
-    fn of(v: u64) -> u32 {
-        v as u32
+    fn of(v: u64) -> u64 {
+        v
     }
 }
 
 /// Whether blocks of 2^`BITS` bytes are whole, direct-mapped by block
-/// into `ENTRIES` entries (a power of two) of type `E`.
+/// into `ENTRIES` entries (a power of two) of type `E`. The null block
+/// (the first) is never kept, so no table knows a null pointer's block
+/// whole, and the audit tells a null pointer only when a table misses.
 pub(crate) struct WholeBlocks<E, const BITS: u32, const ENTRIES: usize, const SCATTER: bool> {
-    /// Per entry, `tag << 1 | whole` ([`Self::tag`]), or [`Self::EMPTY`].
+    /// Per entry, a block's code ([`Self::code`]), or [`Self::EMPTY`].
     known: Box<[E; ENTRIES]>,
     /// The entries filled since the table was last empty, while they are
     /// at most an eighth of them (`None` past it): forgetting a wide range
@@ -62,9 +73,15 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool> Defau
 impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     WholeBlocks<E, BITS, ENTRIES, SCATTER>
 {
-    /// An entry that knows no block: that of the first block with no tag,
-    /// not whole, which no block's entry is.
-    const EMPTY: u64 = E::NO_TAG << 1;
+    /// How far an entry's tag is shifted ([`Entry::WHOLE_TAG`]).
+    const SHIFT: u32 = if E::WHOLE_TAG { BITS } else { 1 };
+
+    /// The least of the values too large for a tag.
+    const NO_TAG: u64 = E::MAX >> Self::SHIFT;
+
+    /// An entry that knows no block: the first tag too large, with the
+    /// bits below it clear, which no block's code has.
+    const EMPTY: u64 = Self::NO_TAG << Self::SHIFT;
 
     /// Entries listed at most in `filled`.
     const LISTED: usize = ENTRIES / 8;
@@ -96,30 +113,48 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         }
     }
 
-    /// The tag an entry keeps of `block`: the block's bits above the
-    /// entry's index, which with the index tell the block. `None` for a
-    /// block too high for a tag (for the audit's pages, from an address
-    /// just under 2^55; for its granules, just under 2^53), which no entry
-    /// knows; no tag is [`Self::EMPTY`]'s.
+    /// The tag an entry keeps of `block` ([`Entry::WHOLE_TAG`]), which
+    /// with the entry's index tells the block. `None` for a block too high
+    /// for a tag (for the audit's granules, from an address just under
+    /// 2^53; for its pages, the last page of the address space), which no
+    /// entry knows, and for the null block, which none keeps.
     #[inline]
     fn tag(block: u64) -> Option<u64> {
-        Some(Self::above_index(block)).filter(|&t| t < E::NO_TAG)
+        Some(Self::untested_tag(block)).filter(|&t| t < Self::NO_TAG && block != 0)
     }
 
-    /// The bits of `block` above its entry's index, of which a tag is made.
+    /// [`Self::tag`] without the tests, for the probe that compares a
+    /// whole entry.
     #[inline]
-    fn above_index(block: u64) -> u64 {
-        block >> Self::INDEX_BITS
+    fn untested_tag(block: u64) -> u64 {
+        match E::WHOLE_TAG {
+            true => block,
+            false => block >> Self::INDEX_BITS,
+        }
     }
 
-    /// Whether the table already knows the block of address `a` is whole;
-    /// it asks nothing and changes no entry. The entry is compared as a
-    /// `u64` with the block's tag and whole bit, so a block with no tag
-    /// (whose tag does not fit an entry) matches none.
+    /// The entry of a block whose tag is `tag`, whole or not.
     #[inline]
-    pub(crate) fn knows_whole(&self, a: u64) -> bool {
+    fn code(tag: u64, whole: bool) -> u64 {
+        tag << Self::SHIFT | ((1 << Self::SHIFT) - 1) ^ u64::from(!whole)
+    }
+
+    /// Zero when the table already knows the block of address `a` is
+    /// whole, else not: the entry, as a `u64`, xor the whole code of the
+    /// block's tag, which a block with no tag (whose tag does not fit an
+    /// entry) and the null block match in no entry. It asks nothing and
+    /// changes no entry, and the misses of many pointers can be or-ed
+    /// together without a branch each.
+    #[inline]
+    pub(crate) fn misses(&self, a: u64) -> u64 {
         let block = a >> BITS;
-        self.known[Self::entry(block)].into() == Self::above_index(block) << 1 | 1
+        self.known[Self::entry(block)].into() ^ Self::code(Self::untested_tag(block), true)
+    }
+
+    /// Whether the table already knows the block of address `a` is whole.
+    #[cfg(test)]
+    fn knows_whole(&self, a: u64) -> bool {
+        self.misses(a) == 0
     }
 
     /// Whether the table knows the block of address `a` is whole or not
@@ -129,7 +164,7 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     pub(crate) fn known(&self, a: u64) -> Option<bool> {
         let block = a >> BITS;
         let e: u64 = self.known[Self::entry(block)].into();
-        (Self::tag(block) == Some(e >> 1)).then_some(e & 1 == 1)
+        (Self::tag(block) == Some(e >> Self::SHIFT)).then_some(e & 1 == 1)
     }
 
     /// Whether the block of address `a` is whole, asking `holds` (with the
@@ -143,14 +178,14 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         };
         let index = Self::entry(block);
         let e: u64 = self.known[index].into();
-        if e >> 1 == tag {
+        if e >> Self::SHIFT == tag {
             return e & 1 == 1;
         }
         if e == Self::EMPTY {
             self.fill(index);
         }
         let whole = holds(block << BITS);
-        self.known[index] = E::of(tag << 1 | u64::from(whole));
+        self.known[index] = E::of(Self::code(tag, whole));
         whole
     }
 
@@ -192,7 +227,7 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         let (low, high) = (first >> BITS, last >> BITS);
         let forget = |known: &mut [E; ENTRIES], index: usize| {
             let e: u64 = known[index].into();
-            if e != Self::EMPTY && (low..=high).contains(&Self::block_of(index, e >> 1)) {
+            if e != Self::EMPTY && (low..=high).contains(&Self::block_of(index, e >> Self::SHIFT)) {
                 known[index] = E::of(Self::EMPTY);
             }
         };
@@ -214,7 +249,12 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     /// The block whose entry is `index` and whose tag is `tag`: the
     /// inverse of [`Self::entry`] and [`Self::tag`].
     fn block_of(index: usize, tag: u64) -> u64 {
-        tag << Self::INDEX_BITS | ((index as u64 ^ Self::scatter(tag)) % ENTRIES as u64)
+        match E::WHOLE_TAG {
+            true => tag,
+            false => {
+                tag << Self::INDEX_BITS | ((index as u64 ^ Self::scatter(tag)) % ENTRIES as u64)
+            }
+        }
     }
 
     /// Forgets every block.
@@ -274,7 +314,7 @@ mod tests {
             "the twin page was answered from the first page's entry"
         );
         assert!(probe(&mut cache, low, true));
-        let high = 1u64 << (56 - 12);
+        let high = u64::MAX >> 12;
         for _ in 0..3 {
             assert!(probe(&mut cache, high, true));
         }
@@ -293,25 +333,46 @@ mod tests {
         assert_eq!(cache.known(twin << 12), Some(false), "known not whole");
     }
 
-    /// The probe that asks nothing knows no page of an empty table: not
-    /// the null page, nor the pages whose tags lie at or past the largest
-    /// (whose entries would read as an empty one's), nor the last page.
+    /// The probe that asks nothing knows no block of an empty table: not
+    /// the null block, nor the last block with a tag, nor the blocks past
+    /// it (whose codes could read as an empty entry's), in either table.
     #[test]
-    fn an_empty_table_knows_no_page_whole() {
-        let cache = Pages::default();
-        let first_untagged = <u32 as Entry>::NO_TAG << INDEX_BITS;
-        for page in [
-            0,
-            1,
-            first_untagged - 1,
-            first_untagged,
-            first_untagged + 0xfff,
-        ]
-        .into_iter()
-        .chain([first_untagged << 1, u64::MAX >> 12])
-        {
-            assert!(!cache.knows_whole(page << 12), "{page:#x}");
+    fn an_empty_table_knows_no_block_whole() {
+        let pages = Pages::default();
+        let untagged = Pages::NO_TAG;
+        for page in [0, 1, untagged - 1, untagged] {
+            assert!(!pages.knows_whole(page << 12), "page {page:#x}");
         }
+        let granules = Granules::default();
+        let untagged = Granules::NO_TAG << Granules::INDEX_BITS;
+        for granule in [0, 1, untagged - 1, untagged, untagged << 1, u64::MAX >> 21] {
+            assert!(!granules.knows_whole(granule << 21), "granule {granule:#x}");
+        }
+    }
+
+    /// The null block is asked about at every probe and never kept, so a
+    /// null pointer is never known whole, even where a range holds the
+    /// null page (the audit then tells nulls apart only on a miss).
+    #[test]
+    fn the_null_block_is_never_kept() {
+        let mut pages = Pages::default();
+        let mut granules = Granules::default();
+        let mut asks = 0;
+        for a in [0, 0x10, 0xfff, 0] {
+            assert!(pages.whole(a, |start| {
+                asks += 1;
+                start == 0
+            }));
+            assert!(granules.whole(a, |start| {
+                asks += 1;
+                start == 0
+            }));
+        }
+        assert_eq!(asks, 8, "every probe of either table asks");
+        assert!(!pages.knows_whole(0));
+        assert!(!granules.knows_whole(0));
+        assert_eq!(pages.known(0), None);
+        assert_eq!(granules.known(0), None);
     }
 
     /// Granules are asked about by their first address, and forgetting
@@ -389,8 +450,8 @@ mod tests {
     /// few entries.
     #[test]
     fn scattering_spreads_segments_at_a_common_stride() {
-        type Folded = WholeBlocks<u32, 21, 4096, false>;
-        type Scattered = WholeBlocks<u32, 21, 4096, true>;
+        type Folded = WholeBlocks<u16, 21, 4096, false>;
+        type Scattered = WholeBlocks<u16, 21, 4096, true>;
         let granules: Vec<u64> = (0..64u64)
             .flat_map(|s| (0..32).map(move |g| (0x7f00_0000_0000u64 >> 21) + (s << 12) + g))
             .collect();
@@ -412,18 +473,22 @@ mod tests {
         );
     }
 
-    /// An entry's block follows from its index and tag, in both tables.
+    /// An entry's block follows from its index and tag, in both tables
+    /// (the null block has no tag: it is never kept).
     #[test]
     fn an_entry_tells_its_block() {
-        let low = [0, 1, 0xfff, 0x1000, 0x1234_5678];
+        assert_eq!((Granules::tag(0), Pages::tag(0)), (None, None));
+        let low = [1, 0xfff, 0x1000, 0x1234_5678];
         for block in low.into_iter().chain([0x3f8_0000, 0xfffd_ffff]) {
             let tag = Granules::tag(block).expect("a tag");
             assert_eq!(Granules::block_of(Granules::entry(block), tag), block);
         }
-        for block in low
-            .into_iter()
-            .chain([0x7_f000_0000, 0x7_ffff_ffff, 0x1_2345_6789])
-        {
+        for block in low.into_iter().chain([
+            0x7_f000_0000,
+            0x7_ffff_ffff,
+            0x1_2345_6789,
+            Pages::NO_TAG - 1,
+        ]) {
             let tag = Pages::tag(block).expect("a tag");
             assert_eq!(Pages::block_of(Pages::entry(block), tag), block);
         }
@@ -435,7 +500,7 @@ mod tests {
     /// probe, and neither is mistaken for the other.
     #[test]
     fn granules_are_tagged_below_two_to_the_53() {
-        let last = (<u16 as Entry>::NO_TAG << 38) - 1;
+        let last = (Granules::NO_TAG << 38) - 1;
         let mut granules = Granules::default();
         let mut asks = 0;
         for a in [last, last + 1, last, last + 1, last] {

@@ -16,7 +16,10 @@
 //! A layout also knows where the launch's pointer words lie (the 8-byte
 //! values of kind-1 entries and the words at a kind-3 entry's recorded
 //! offsets), so the allocation map reads them at those offsets instead of
-//! walking the entries a second time. Where checking every offset would
+//! walking the entries a second time. It lists them in whole groups too,
+//! the last padded with copies of the last word, so that a question asked
+//! of every word ([`Listed::misses`]) runs the same loop for most kernels
+//! and its end is not mispredicted at each launch of another kernel. Where checking every offset would
 //! take more checks than a layout holds, the layout checks only the
 //! pointer counts, as it did before it listed words, and lists none: its
 //! launches' pointers are walked, their ends still found by the layout.
@@ -51,8 +54,9 @@ const POINTERS_MASK: u32 = 0xFFFF_0000;
 const WHOLE_MASK: u32 = 0xFFFF_FFFF;
 /// Pointer words a layout lists at most: each is found by a check of its
 /// own (a kind-1 entry's header, a kind-3 entry's offset), so a layout
-/// that fits its checks fits its words.
+/// that fits its checks fits its words, and they pad to whole groups.
 pub(in crate::archive) const MAX_WORDS: usize = MAX_CHECKS;
+const _: () = assert!(MAX_WORDS.is_multiple_of(GROUP));
 /// `words` of a layout that lists no words (its kind-3 offsets are not
 /// checked).
 const UNLISTED: u8 = u8::MAX;
@@ -70,7 +74,11 @@ pub(in crate::archive) struct Word {
 /// it matched, which are as long as its span: every word lies inside them.
 #[derive(Clone, Copy)]
 pub(in crate::archive) struct Listed<'l> {
-    words: &'l [Word],
+    /// The words in whole groups of [`GROUP`], the last padded with
+    /// copies of the last word.
+    padded: &'l [Word],
+    /// How many of them are the launch's own.
+    len: usize,
     args: &'l [u8],
 }
 
@@ -79,23 +87,43 @@ impl<'l> Listed<'l> {
     #[inline]
     pub(in crate::archive) fn iter(self) -> impl Iterator<Item = (Word, u64)> + 'l {
         let args = self.args;
-        self.words.iter().map(move |&w| {
-            // SAFETY: a layout lists only words that end inside its span
-            // (`Layout::word`), and `args` is as long as the span
-            // (`ArgShapes::words`).
-            let value = unsafe {
-                args.as_ptr()
-                    .add(usize::from(w.at))
-                    .cast::<u64>()
-                    .read_unaligned()
-            };
-            (w, u64::from_le(value))
-        })
+        self.padded[..self.len]
+            .iter()
+            .map(move |&w| (w, Self::value(args, w)))
+    }
+
+    /// The or of `misses` of every word's value, read in whole groups
+    /// without a branch per word: zero when `misses` is zero for each. The
+    /// padding repeats a word, which changes no or.
+    #[inline]
+    pub(in crate::archive) fn misses(self, misses: impl Fn(u64) -> u64) -> u64 {
+        let mut any = 0;
+        for group in self.padded.chunks_exact(GROUP) {
+            for &w in group {
+                any |= misses(Self::value(self.args, w));
+            }
+        }
+        any
+    }
+
+    /// The value of word `w` in `args`.
+    #[inline]
+    fn value(args: &[u8], w: Word) -> u64 {
+        // SAFETY: a layout lists only words that end inside its span
+        // (`Layout::word`), and pads with copies of them; `args` is as long
+        // as the span (`ArgShapes::words`).
+        let value = unsafe {
+            args.as_ptr()
+                .add(usize::from(w.at))
+                .cast::<u64>()
+                .read_unaligned()
+        };
+        u64::from_le(value)
     }
 
     /// How many words it lists.
     pub(in crate::archive) fn len(&self) -> usize {
-        self.words.len()
+        self.len
     }
 }
 
@@ -119,7 +147,8 @@ struct Layout {
     mask: [u32; MAX_CHECKS],
     /// Pointer words listed, or [`UNLISTED`].
     words: u8,
-    /// Where the pointer words lie, in argument order.
+    /// Where the pointer words lie, in argument order, then copies of the
+    /// last up to a whole group.
     word: [Word; MAX_WORDS],
 }
 
@@ -212,6 +241,10 @@ impl Layout {
                     l.word(value + at, i)?;
                 }
             }
+        }
+        let words = usize::from(l.words);
+        if let (true, Some(&last)) = (listed, l.word[..words.min(MAX_WORDS)].last()) {
+            l.word[words..words.next_multiple_of(GROUP)].fill(last);
         }
         (pos == args.len()).then_some(l)
     }
@@ -309,9 +342,13 @@ impl ArgShapes {
     ) -> Option<Listed<'l>> {
         let l = self.slots.get(Self::slot(fp, count))?;
         let kept = l.span as usize == args.len() && l.count == u32::from(count);
-        (kept && l.words != UNLISTED).then(|| Listed {
-            words: &l.word[..usize::from(l.words)],
-            args,
+        (kept && l.words != UNLISTED).then(|| {
+            let len = usize::from(l.words);
+            Listed {
+                padded: &l.word[..len.next_multiple_of(GROUP)],
+                len,
+                args,
+            }
         })
     }
 
@@ -536,6 +573,37 @@ mod tests {
         let read: Vec<(u16, u64)> = words.iter().map(|(w, v)| (w.arg, v)).collect();
         assert_eq!(read, words_by_reference(&full));
         assert_eq!(read.len(), MAX_WORDS);
+    }
+
+    /// The words are asked of in whole groups: every word of the launch
+    /// is asked, the padding asks only of the launch's own words again, and
+    /// a word's miss shows in the or, the last word's included.
+    #[test]
+    fn words_are_asked_of_in_whole_groups() {
+        for n in [1, 5, GROUP - 1, GROUP, GROUP + 1, MAX_WORDS] {
+            let name = format!("k{n}");
+            let entries: Vec<Entry> = (0..n)
+                .map(|i| (1, (0..8).map(|b| (b * 16 + i) as u8 + 1).collect(), vec![]))
+                .collect();
+            let (r, _) = launch(name.as_bytes(), &entries);
+            let mut shapes = ArgShapes::default();
+            let (l, fp) = Launch::parse_shaped(&r, &mut shapes).unwrap();
+            let listed = shapes.words(fp, n as u16, l.arg_bytes()).unwrap();
+            let own: Vec<u64> = words_by_reference(&entries).iter().map(|w| w.1).collect();
+            let asked = std::cell::RefCell::new(Vec::new());
+            let none = listed.misses(|v| {
+                asked.borrow_mut().push(v);
+                0
+            });
+            let asked = asked.into_inner();
+            assert_eq!(none, 0, "{n}");
+            assert_eq!(asked.len(), n.next_multiple_of(GROUP), "{n}");
+            assert_eq!(asked[..n], own[..], "{n}: the launch's words first");
+            assert!(asked[n..].iter().all(|v| own.contains(v)), "{n}");
+            for (k, &w) in own.iter().enumerate() {
+                assert_ne!(listed.misses(|v| u64::from(v == w)), 0, "{n}: word {k}");
+            }
+        }
     }
 
     /// A signature whose kind-3 offsets need more checks than a layout

@@ -881,7 +881,8 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
 
         /// Allocations, frees (matched or not, reusing addresses) and
-        /// launches passing pointers into live, freed and no ranges, cut
+        /// launches passing pointers into live, freed and no ranges (small
+        /// buffers and segments of whole granules, and null), cut
         /// into small pieces (read chunks, and mapped windows framed in
         /// parallel) that six decoders (twelve for the windows, past the
         /// eight that apply the map themselves) finish out of order: the
@@ -894,11 +895,19 @@ mod tests {
         ) {
             use hrr_testkit::events::{api, Arg, EventsFile, Launch};
             let base = |slot: u64| 0x7f00_0000_0000 + slot * 0x1_0000;
+            // Segments of two whole granules, as behind a caching allocator.
+            let segment = |slot: u64| 0x7f10_0000_0000 + slot * 0x40_0000;
             let mut ev = EventsFile::v7();
             for &(kind, slot, x) in &ops {
                 match kind {
+                    0 if x % 5 == 0 => {
+                        ev.malloc(segment(slot), 0x40_0000);
+                    }
                     0 => {
                         ev.malloc(base(slot), 0x100 << (x % 9));
+                    }
+                    1 if x % 5 == 0 => {
+                        ev.free(segment(slot));
                     }
                     1 => {
                         ev.free(base(slot));
@@ -906,8 +915,12 @@ mod tests {
                     _ => {
                         let mut l = Launch::new(&format!("k{}", x % 3), [1, 1, 1], [64, 1, 1]);
                         let other = base((slot + x) % 48) + x * 0x40;
+                        let first = match x % 3 {
+                            0 => segment(slot) + x * 0x3_0000,
+                            _ => base(slot) + x * 0x10,
+                        };
                         l.args = vec![
-                            Arg::Pointer(base(slot) + x * 0x10),
+                            Arg::Pointer(first),
                             Arg::Value(7u32.to_le_bytes().to_vec()),
                             Arg::Embedded([other, 0].iter().flat_map(|w| w.to_le_bytes()).collect(), vec![0, 8]),
                         ];
