@@ -40,23 +40,29 @@ const LOG_PIECES: usize = 64;
 /// look in the map's trees to learn again, far more than a look.
 const FORGET_LOOKS: u64 = 16;
 
-/// The pages a range (live or freed) meets.
+/// The bytes of a range (live or freed) that came or went, and the pages
+/// they meet.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Met {
+    base: u64,
+    end: u64,
     first: u64,
     last: u64,
     /// Whether the range is live: only a live range that comes or goes
-    /// makes pages whole or not.
+    /// makes pages whole or not, and only those it holds whole.
     live: bool,
 }
 
 impl Met {
-    /// The pages change `c` meets (its range holds at least one byte): a
-    /// live range that comes or goes makes them whole or not, and any
-    /// range that comes or goes changes where an address in them lies.
+    /// What change `c` meets (its range holds at least one byte): a live
+    /// range that comes or goes makes the pages and granules it holds
+    /// whole or not, and any range that comes or goes changes where an
+    /// address in the pages it meets lies.
     pub(crate) fn of_change(c: &Change) -> Met {
         let r = c.range();
         Met {
+            base: r.base,
+            end: r.end(),
             first: r.base >> PAGE_BITS,
             last: (r.end() - 1) >> PAGE_BITS,
             live: r.freed.is_none(),
@@ -147,7 +153,7 @@ impl PageCache {
     /// Starts the audit of piece `n`: what may have changed since the
     /// entries were learnt is forgotten (every entry, when the view was not
     /// caught up to `n`; every entry of a table, when forgetting the blocks
-    /// live changes met one by one would look at each of its entries more
+    /// live changes held one by one would look at each of its entries more
     /// than [`FORGET_LOOKS`] times, as many large segments coming and going
     /// do to the page table, while the granule table forgets theirs one by
     /// one).
@@ -156,9 +162,8 @@ impl PageCache {
             self.forget_all();
         }
         let looks = |f: &dyn Fn(u64, u64) -> u64| {
-            (self.pending.iter().filter(|m| m.live)).fold(0u64, |sum, m| {
-                sum.saturating_add(f(m.first << PAGE_BITS, m.last << PAGE_BITS))
-            })
+            (self.pending.iter().filter(|m| m.live))
+                .fold(0u64, |sum, m| sum.saturating_add(f(m.base, m.end)))
         };
         let pages =
             looks(&|f, l| self.pages.forget_looks(f, l)) <= FORGET_LOOKS * PAGE_ENTRIES as u64;
@@ -216,14 +221,14 @@ impl PageCache {
     }
 
     /// Forgets what it knew of the pages `m` meets: the addresses found in
-    /// no range there, and whether they and their granules are whole when
-    /// `m` is a live range's.
+    /// no range there, and when `m` is a live range's, whether the pages
+    /// and granules it holds whole are whole (whether another is cannot
+    /// have changed: none of them is whole by this range).
     pub(crate) fn forget(&mut self, m: Met) {
         self.nowhere.forget(m);
         if m.live {
-            let (first, last) = (m.first << PAGE_BITS, m.last << PAGE_BITS);
-            self.pages.forget(first, last);
-            self.granules.forget(first, last);
+            self.pages.forget(m.base, m.end);
+            self.granules.forget(m.base, m.end);
         }
     }
 

@@ -200,10 +200,20 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         }
     }
 
-    /// How many entries forgetting the bytes `first..=last` looks at
-    /// ([`Self::forget`]).
-    pub(crate) fn forget_looks(&self, first: u64, last: u64) -> u64 {
-        self.sweep(first >> BITS, last >> BITS).1
+    /// The first and last of the blocks the bytes `base..end` hold whole,
+    /// if any: only a range that holds a block whole can make it whole by
+    /// coming or not by going (a block is whole when one live range holds
+    /// it), so those are all a change of the range has to forget.
+    fn held(base: u64, end: u64) -> Option<(u64, u64)> {
+        let low = (base >> BITS) + u64::from(base & ((1 << BITS) - 1) != 0);
+        let past = end >> BITS;
+        (low < past).then(|| (low, past - 1))
+    }
+
+    /// How many entries forgetting the blocks the bytes `base..end` hold
+    /// whole looks at ([`Self::forget`]).
+    pub(crate) fn forget_looks(&self, base: u64, end: u64) -> u64 {
+        Self::held(base, end).map_or(0, |(low, high)| self.sweep(low, high).1)
     }
 
     /// How forgetting blocks `low..=high` looks at entries, and at how
@@ -219,12 +229,16 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         }
     }
 
-    /// Forgets the blocks that the bytes `first..=last` meet, the way
-    /// [`Self::sweep`] picks (each entry's block follows from its index
-    /// and tag), so that a large segment coming or going costs at most one
-    /// look at each filled entry and leaves what is known of other blocks.
-    pub(crate) fn forget(&mut self, first: u64, last: u64) {
-        let (low, high) = (first >> BITS, last >> BITS);
+    /// Forgets the blocks that the bytes `base..end` hold whole
+    /// ([`Self::held`]), the way [`Self::sweep`] picks (each entry's block
+    /// follows from its index and tag), so that a large segment coming or
+    /// going costs at most one look at each filled entry and leaves what is
+    /// known of other blocks, and a buffer smaller than a block forgets
+    /// none of that size.
+    pub(crate) fn forget(&mut self, base: u64, end: u64) {
+        let Some((low, high)) = Self::held(base, end) else {
+            return;
+        };
         let forget = |known: &mut [E; ENTRIES], index: usize| {
             let e: u64 = known[index].into();
             if e != Self::EMPTY && (low..=high).contains(&Self::block_of(index, e >> Self::SHIFT)) {
@@ -376,9 +390,11 @@ mod tests {
     }
 
     /// Granules are asked about by their first address, and forgetting
-    /// the bytes of a range forgets exactly the granules it meets.
+    /// the bytes of a range forgets exactly the granules it holds whole: a
+    /// buffer within one granule forgets none, since no granule is whole
+    /// by it.
     #[test]
-    fn forgetting_bytes_forgets_the_blocks_they_meet() {
+    fn forgetting_bytes_forgets_the_blocks_they_hold() {
         let mut granules = Granules::default();
         let base = 0x7f00_0000_0000u64;
         for g in 0..4 {
@@ -388,11 +404,17 @@ mod tests {
                 true
             }));
         }
-        granules.forget(base + (1 << 21) + 5, base + (2 << 21));
-        let known: Vec<bool> = (0..4)
-            .map(|g| granules.knows_whole(base + (g << 21)))
-            .collect();
-        assert_eq!(known, [true, false, false, true]);
+        let known = |granules: &Granules| -> Vec<bool> {
+            (0..4)
+                .map(|g| granules.knows_whole(base + (g << 21)))
+                .collect()
+        };
+        granules.forget(base + (1 << 21) + 5, base + (1 << 21) + 0x10_0000);
+        assert_eq!(known(&granules), [true; 4], "within one granule");
+        granules.forget(base + (1 << 21) + 5, base + (3 << 21) + 7);
+        assert_eq!(known(&granules), [true, true, false, true]);
+        granules.forget(base, base + (1 << 21));
+        assert_eq!(known(&granules), [false, true, false, true], "exactly one");
     }
 
     /// Bytes that meet more pages than the table has entries forget
@@ -413,7 +435,7 @@ mod tests {
                 assert!(pages.whole(a, |_| true));
             }
             assert_eq!(pages.filled.is_some(), others == 0, "{others}");
-            pages.forget(segment, segment + wide - 1);
+            pages.forget(segment, segment + wide);
             for a in inside {
                 assert!(!pages.knows_whole(a), "{a:#x} was in the range");
             }
