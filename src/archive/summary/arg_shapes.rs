@@ -242,9 +242,11 @@ impl Layout {
                 }
             }
         }
-        let words = usize::from(l.words);
-        if let (true, Some(&last)) = (listed, l.word[..words.min(MAX_WORDS)].last()) {
-            l.word[words..words.next_multiple_of(GROUP)].fill(last);
+        if listed {
+            let words = usize::from(l.words);
+            if let Some(&last) = l.word[..words].last() {
+                l.word[words..words.next_multiple_of(GROUP)].fill(last);
+            }
         }
         (pos == args.len()).then_some(l)
     }
