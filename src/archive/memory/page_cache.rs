@@ -40,14 +40,12 @@ const LOG_PIECES: usize = 64;
 /// look in the map's trees to learn again, far more than a look.
 const FORGET_LOOKS: u64 = 16;
 
-/// The bytes of a range (live or freed) that came or went, and the pages
-/// they meet.
+/// The bytes of a range (live or freed) that came or went.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Met {
     base: u64,
+    /// Past its last byte (saturating, so above `base`).
     end: u64,
-    first: u64,
-    last: u64,
     /// Whether the range is live: only a live range that comes or goes
     /// makes pages whole or not, and only those it holds whole.
     live: bool,
@@ -63,15 +61,13 @@ impl Met {
         Met {
             base: r.base,
             end: r.end(),
-            first: r.base >> PAGE_BITS,
-            last: (r.end() - 1) >> PAGE_BITS,
             live: r.freed.is_none(),
         }
     }
 
     /// Whether it meets any of the pages `low..=high`.
     pub(crate) fn meets_pages(&self, low: u64, high: u64) -> bool {
-        self.first <= high && low <= self.last
+        self.base >> PAGE_BITS <= high && low <= (self.end - 1) >> PAGE_BITS
     }
 }
 

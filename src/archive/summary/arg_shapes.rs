@@ -19,10 +19,11 @@
 //! walking the entries a second time. It lists them in whole groups too,
 //! the last padded with copies of the last word, so that a question asked
 //! of every word ([`Listed::misses`]) runs the same loop for most kernels
-//! and its end is not mispredicted at each launch of another kernel. Where checking every offset would
-//! take more checks than a layout holds, the layout checks only the
-//! pointer counts, as it did before it listed words, and lists none: its
-//! launches' pointers are walked, their ends still found by the layout.
+//! and its end is not mispredicted at each launch of another kernel.
+//! Where checking every offset would take more checks than a layout holds,
+//! the layout checks only the pointer counts, as it did before it listed
+//! words, and lists none: its launches' pointers are walked, their ends
+//! still found by the layout.
 //!
 //! A layout is found by a fingerprint of the kernel name, but it is never
 //! trusted for the name: a layout that matches the bytes gives the walk's
@@ -57,6 +58,11 @@ const WHOLE_MASK: u32 = 0xFFFF_FFFF;
 /// that fits its checks fits its words, and they pad to whole groups.
 pub(in crate::archive) const MAX_WORDS: usize = MAX_CHECKS;
 const _: () = assert!(MAX_WORDS.is_multiple_of(GROUP));
+/// How many words a layout keeps for `words` of its own: whole groups of
+/// [`GROUP`].
+const fn padded(words: usize) -> usize {
+    words.next_multiple_of(GROUP)
+}
 /// `words` of a layout that lists no words (its kind-3 offsets are not
 /// checked).
 const UNLISTED: u8 = u8::MAX;
@@ -245,7 +251,7 @@ impl Layout {
         if listed {
             let words = usize::from(l.words);
             if let Some(&last) = l.word[..words].last() {
-                l.word[words..words.next_multiple_of(GROUP)].fill(last);
+                l.word[words..padded(words)].fill(last);
             }
         }
         (pos == args.len()).then_some(l)
@@ -347,7 +353,7 @@ impl ArgShapes {
         (kept && l.words != UNLISTED).then(|| {
             let len = usize::from(l.words);
             Listed {
-                padded: &l.word[..len.next_multiple_of(GROUP)],
+                padded: &l.word[..padded(len)],
                 len,
                 args,
             }
