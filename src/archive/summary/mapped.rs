@@ -85,11 +85,13 @@ impl Geometry {
 }
 
 /// A mapped range of the file, registered with the page guard while it is
-/// mapped. The map is declared first so it is unmapped before the
-/// registration lets go of its address range.
+/// mapped. The registration is declared first so it lets go of the address
+/// range before the map is unmapped (nothing reads the map by then): a
+/// slot of the guard never names memory that another mapping, of another
+/// pass or of anything else, could take meanwhile.
 struct GuardedMap {
-    map: Mmap,
     _registration: Registration,
+    map: Mmap,
 }
 
 impl Deref for GuardedMap {

@@ -15,9 +15,10 @@
 //! still ends the process as it would without `hrr`'s handler.
 //!
 //! The handler only loads atomics, calls `mmap` and `sigaction` (system
-//! calls) and stores atomics. A window is unmapped before its slot is freed,
-//! so a slot never names memory that another mapping could take while the
-//! slot still claims it, except for the instant between the two.
+//! calls) and stores atomics. A window's slot is freed before the window is
+//! unmapped (it is read no more by then), so an active slot never names
+//! memory that another mapping could take: a bus error on a later mapping
+//! at the same address is never mistaken for the window's.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
@@ -215,8 +216,8 @@ mod tests {
         let sum: u64 = map.iter().map(|&b| u64::from(b)).sum();
         assert_eq!(sum, 4096 * 0xA5, "pages past the cut read as zeros");
         assert!(!cut.load(Ordering::Acquire), "raised only when released");
-        drop(map);
         drop(registration);
+        drop(map);
         assert!(cut.load(Ordering::Acquire));
     }
 
@@ -226,8 +227,8 @@ mod tests {
         let cut = Arc::new(AtomicBool::new(false));
         let registration = register(map.as_ptr(), map.len(), &cut).unwrap();
         assert!(map.iter().all(|&b| b == 0xA5));
-        drop(map);
         drop(registration);
+        drop(map);
         assert!(!cut.load(Ordering::Acquire));
     }
 
