@@ -5,7 +5,7 @@
 //!
 //! An address lies nowhere until a range meeting it comes, and a range
 //! that comes or goes is a change whose pages the audit forgets
-//! ([`super::page_cache::PageCache::forget`]), so what is remembered holds
+//! ([`super::page_cache::PageCache::follow`]), so what is remembered holds
 //! at every point the view audits, earlier pieces included.
 
 use crate::archive::memory::page_cache::{Met, PAGE_BITS};

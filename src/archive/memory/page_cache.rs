@@ -7,8 +7,11 @@
 //! learnt it in and the state before the piece it audits next lie the
 //! changes of the pieces in between (applied after it, or before it when
 //! it audits an earlier piece): the map keeps the pages those changes met,
-//! for the last [`LOG_PIECES`] pieces ([`ChangeLog`]), and the view forgets
-//! them before it starts. A view further behind forgets every page.
+//! for the last [`LOG_PIECES`] pieces ([`ChangeLog`]), and the view follows
+//! them before it starts ([`PageCache::follow`]). Moving forward, it
+//! forgets what they may have changed and knows the first block of each
+//! live range that came whole; moving back, it undoes them and only
+//! forgets. A view further behind forgets every page.
 
 use std::collections::VecDeque;
 
@@ -49,6 +52,9 @@ pub(crate) struct Met {
     /// Whether the range is live: only a live range that comes or goes
     /// makes pages whole or not, and only those it holds whole.
     live: bool,
+    /// Whether the range came (else it went): the blocks a live range
+    /// that came holds whole are whole until a later change meets them.
+    came: bool,
 }
 
 impl Met {
@@ -62,6 +68,16 @@ impl Met {
             base: r.base,
             end: r.end(),
             live: r.freed.is_none(),
+            came: matches!(c, Change::Add(_)),
+        }
+    }
+
+    /// The same bytes as a range that went: what a view that moves back
+    /// past the change forgets (the range it undoes may have come or gone).
+    fn undone(self) -> Met {
+        Met {
+            came: false,
+            ..self
         }
     }
 
@@ -139,7 +155,8 @@ impl PageCache {
     pub(crate) fn catch_up(&mut self, n: u64, log: &ChangeLog) {
         if let Some(s) = self.as_of.filter(|&s| s != n) {
             match log.between(s.min(n), s.max(n)) {
-                Some(met) => self.pending.extend(met),
+                Some(met) if s < n => self.pending.extend(met),
+                Some(met) => self.pending.extend(met.map(|m| m.undone())),
                 None => self.as_of = None,
             }
         }
@@ -174,7 +191,7 @@ impl PageCache {
         // An emptied table lists no filled entry: forgetting costs it
         // nothing more.
         for m in std::mem::take(&mut self.pending) {
-            self.forget(m);
+            self.follow(m);
         }
         self.as_of = Some(n);
     }
@@ -216,15 +233,27 @@ impl PageCache {
         self.pages.whole(a, |p| holds(p, PAGE_BITS))
     }
 
-    /// Forgets what it knew of the pages `m` meets: the addresses found in
-    /// no range there, and when `m` is a live range's, whether the pages
-    /// and granules it holds whole are whole (whether another is cannot
-    /// have changed: none of them is whole by this range).
-    pub(crate) fn forget(&mut self, m: Met) {
+    /// Follows a change that met `m`, in stream order: forgets the
+    /// addresses found in no range in the pages it meets, and when `m` is a
+    /// live range's, whether the pages and granules it holds whole are
+    /// whole (whether another is cannot have changed: none of them is whole
+    /// by this range). Of a live range that came, the first granule it
+    /// holds whole is then known whole ([`WholeBlocks::came_whole`]), and
+    /// the first page only when it holds no granule whole, so that the
+    /// pages of large segments still take no entry.
+    pub(crate) fn follow(&mut self, m: Met) {
         self.nowhere.forget(m);
-        if m.live {
+        if !m.live {
+            return;
+        }
+        if m.came && !Granules::hold_one(m.base, m.end) {
+            self.pages.came_whole(m.base, m.end);
+        } else {
             self.pages.forget(m.base, m.end);
-            self.granules.forget(m.base, m.end);
+        }
+        match m.came {
+            true => self.granules.came_whole(m.base, m.end),
+            false => self.granules.forget(m.base, m.end),
         }
     }
 

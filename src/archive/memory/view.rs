@@ -16,8 +16,9 @@
 //! Most pointers fall in a page that one live range holds whole (a
 //! buffer's base and the offsets past it that kernels are passed): a view
 //! keeps which pages are whole from piece to piece ([`PageCache`]), and a
-//! change meeting a page makes it ask again, so such a pointer costs one
-//! cache probe.
+//! change meeting a page makes it ask again (but for the first page of a
+//! live range that came, which it then knows whole), so such a pointer
+//! costs one cache probe.
 
 use crate::archive::memory::map::{Hit, PointerExample, Range, MAX_EXAMPLES};
 use crate::archive::memory::ops::{listed_pointers, PieceOps, Pointer};
@@ -395,11 +396,12 @@ impl<'a> PieceAudit<'a> {
     }
 
     /// Puts in effect the changes made before record `at` (all, for
-    /// `None`): a range that came or went leaves the pages it meets to be
-    /// asked again.
+    /// `None`), in stream order: a range that came or went leaves the pages
+    /// it meets to be asked again, but for the first whole block of a live
+    /// range that came ([`PageCache::follow`]).
     fn catch_up(&mut self, at: Option<usize>) {
         while let Some(c) = self.now.next_before(at) {
-            self.view.pages.forget(Met::of_change(&c));
+            self.view.pages.follow(Met::of_change(&c));
         }
         self.next_change = next_change(&self.now);
     }

@@ -210,6 +210,11 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
         (low < past).then(|| (low, past - 1))
     }
 
+    /// Whether the bytes `base..end` hold a block whole.
+    pub(crate) fn hold_one(base: u64, end: u64) -> bool {
+        Self::held(base, end).is_some()
+    }
+
     /// How many entries forgetting the blocks the bytes `base..end` hold
     /// whole looks at ([`Self::forget`]).
     pub(crate) fn forget_looks(&self, base: u64, end: u64) -> u64 {
@@ -260,6 +265,26 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
                 }
             }
             _ => (0..ENTRIES).for_each(|index| forget(&mut self.known, index)),
+        }
+    }
+
+    /// What a live range of the bytes `base..end` coming does to the
+    /// table: forgets the blocks they hold whole, as [`Self::forget`], then
+    /// knows the first of them whole (this range holds it) in place of what
+    /// its entry held. That block holds the range's base when the base is
+    /// aligned, as buffers are, and kernels are passed their buffers' bases:
+    /// the first pointer into a new buffer is then not asked of the map.
+    pub(crate) fn came_whole(&mut self, base: u64, end: u64) {
+        self.forget(base, end);
+        let Some((first, _)) = Self::held(base, end) else {
+            return;
+        };
+        if let Some(tag) = Self::tag(first) {
+            let index = Self::entry(first);
+            if self.known[index].into() == Self::EMPTY {
+                self.fill(index);
+            }
+            self.known[index] = E::of(Self::code(tag, true));
         }
     }
 
@@ -425,6 +450,28 @@ mod tests {
     /// so each page outside shares its entry with one inside. Whether the
     /// table lists its few filled entries or has filled too many to list
     /// (the pages of other buffers around, filled first).
+    /// A live range that comes is known whole at its first held block, in
+    /// place of another block of that entry, and at no other; a range
+    /// holding no block whole teaches nothing.
+    #[test]
+    fn a_range_that_comes_is_known_whole_at_its_first_block() {
+        let mut pages = Pages::default();
+        let base = 0x7f00_0010_0000u64;
+        // The next page of the same entry, known not whole.
+        let page = base >> 12;
+        let rival = (page + 1..).find(|&p| Pages::entry(p) == Pages::entry(page));
+        let rival = rival.unwrap() << 12;
+        assert!(!pages.whole(rival, |_| false));
+        pages.came_whole(base, base + 0x4000);
+        assert!(pages.knows_whole(base + 0xfff), "asked nothing");
+        assert_eq!(pages.known(rival), None, "its entry was taken over");
+        assert!(!pages.knows_whole(base + 0x1000), "only the first page");
+        pages.came_whole(base + 0x4001, base + 0x5fff);
+        assert!(!pages.knows_whole(base + 0x5000), "no page held whole");
+        pages.forget(base, base + 0x4000);
+        assert!(!pages.knows_whole(base), "gone again");
+    }
+
     #[test]
     fn a_range_wider_than_the_table_forgets_only_its_own_pages() {
         for others in [0, ENTRIES as u64 / 4] {
