@@ -445,11 +445,6 @@ mod tests {
         assert_eq!(known(&granules), [false, true, false, true], "exactly one");
     }
 
-    /// Bytes that meet more pages than the table has entries forget
-    /// exactly the pages among them, and no other: they meet every entry,
-    /// so each page outside shares its entry with one inside. Whether the
-    /// table lists its few filled entries or has filled too many to list
-    /// (the pages of other buffers around, filled first).
     /// A live range that comes is known whole at its first held block, in
     /// place of another block of that entry, and at no other; a range
     /// holding no block whole teaches nothing.
@@ -472,6 +467,11 @@ mod tests {
         assert!(!pages.knows_whole(base), "gone again");
     }
 
+    /// Bytes that meet more pages than the table has entries forget
+    /// exactly the pages among them, and no other: they meet every entry,
+    /// so each page outside shares its entry with one inside. Whether the
+    /// table lists its few filled entries or has filled too many to list
+    /// (the pages of other buffers around, filled first).
     #[test]
     fn a_range_wider_than_the_table_forgets_only_its_own_pages() {
         for others in [0, ENTRIES as u64 / 4] {
