@@ -462,6 +462,7 @@ mod tests {
         assert_eq!(pages.known(rival), None, "its entry was taken over");
         assert!(!pages.knows_whole(base + 0x1000), "only the first page");
         pages.came_whole(base + 0x4001, base + 0x5fff);
+        assert!(!pages.knows_whole(base + 0x4001), "not the base's page");
         assert!(!pages.knows_whole(base + 0x5000), "no page held whole");
         pages.forget(base, base + 0x4000);
         assert!(!pages.knows_whole(base), "gone again");
