@@ -70,6 +70,23 @@ impl ByBase {
         }
         looked
     }
+
+    /// The span `gap` around `a` cut to leave out every change's range;
+    /// `None` when one holds `a`.
+    fn narrowed(&self, gap: (u64, u64), a: u64) -> Option<(u64, u64)> {
+        let before = self.ranges.partition_point(|&(base, _, _)| base <= a);
+        let (mut low, mut high) = gap;
+        if let Some(&reach) = before.checked_sub(1).and_then(|i| self.reach.get(i)) {
+            if reach > a {
+                return None;
+            }
+            low = low.max(reach);
+        }
+        if let Some(&(base, _, _)) = self.ranges.get(before) {
+            high = high.min(base);
+        }
+        Some((low, high))
+    }
 }
 
 /// The ranges after a piece, with all but its first `applied` changes
@@ -141,6 +158,16 @@ impl<'p> Overlay<'p> {
     /// The launch the next change is made before, if any is left.
     pub(crate) fn next_change(&self) -> Option<usize> {
         self.changes.get(self.applied).map(|&(at, _)| at as usize)
+    }
+
+    /// The widest span around `a` that no range meets now, as far as the
+    /// ranges after the piece and the piece's changes tell it (those now
+    /// are among them); `None` when one of them holds `a`.
+    pub(crate) fn gap_around(&self, a: u64) -> Option<(u64, u64)> {
+        let gap = self.after.gap_around(a)?;
+        self.by_base
+            .get_or_init(|| ByBase::of(self.changes))
+            .narrowed(gap, a)
     }
 
     /// A copy of the ranges now: those after the piece with the changes

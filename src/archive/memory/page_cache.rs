@@ -81,6 +81,11 @@ impl Met {
         }
     }
 
+    /// Whether it meets any of the bytes `low..high`.
+    pub(crate) fn meets(&self, low: u64, high: u64) -> bool {
+        self.base < high && low < self.end
+    }
+
     /// Whether it meets any of the pages `low..=high`.
     pub(crate) fn meets_pages(&self, low: u64, high: u64) -> bool {
         self.base >> PAGE_BITS <= high && low <= (self.end - 1) >> PAGE_BITS
@@ -269,9 +274,10 @@ impl PageCache {
         self.nowhere.knows(a)
     }
 
-    /// Remembers that `a` (not null) lies in no range, until a change meets
-    /// its page.
-    pub(crate) fn learn_nowhere(&mut self, a: u64) {
-        self.nowhere.learn(a);
+    /// Remembers that `a` (not null) lies in no range, and with it the
+    /// span `gap` around it that no range meets when it is known, until a
+    /// change meets its page or the span.
+    pub(crate) fn learn_nowhere(&mut self, a: u64, gap: Option<(u64, u64)>) {
+        self.nowhere.learn(a, gap);
     }
 }

@@ -85,6 +85,27 @@ impl Ranges {
         self.freed[layer].remove(&base).map(|r| r.unpack(base))
     }
 
+    /// The widest span `(low, high)` around `a` that no range, live or
+    /// freed, of any layer meets: from the end of the last range that
+    /// starts at or before `a` to the start of the first one after it.
+    /// `None` when a range holds `a`.
+    pub(crate) fn gap_around(&self, a: u64) -> Option<(u64, u64)> {
+        let after = a.saturating_add(1);
+        let mut gap = (0, u64::MAX);
+        for l in 0..3 {
+            let near = [
+                self.live[l].get_prev(&a).map(|(&b, r)| (b, r.end(b))),
+                self.freed[l].get_prev(&a).map(|(&b, r)| (b, r.end(b))),
+                self.live[l].get_next(&after).map(|(&b, _)| (b, b)),
+                self.freed[l].get_next(&after).map(|(&b, _)| (b, b)),
+            ];
+            for (base, end) in near.into_iter().flatten() {
+                gap = narrowed(gap, a, base, end)?;
+            }
+        }
+        Some(gap)
+    }
+
     /// Every live range holding `a`, most specific first.
     pub(crate) fn live_holding(&self, a: u64) -> Vec<Range> {
         (0..3).rev().filter_map(|l| self.live_in(l, a)).collect()
@@ -123,6 +144,19 @@ impl Layers for Ranges {
     }
 }
 
+/// The span `gap` around `a` cut to leave out the bytes `base..end`;
+/// `None` when they hold `a`.
+fn narrowed(gap: (u64, u64), a: u64, base: u64, end: u64) -> Option<(u64, u64)> {
+    let (low, high) = gap;
+    if end <= a {
+        Some((low.max(end), high))
+    } else if base > a {
+        Some((low, high.min(base)))
+    } else {
+        None
+    }
+}
+
 /// The map's ranges at one point of the stream, layer by layer: where an
 /// address lies among them follows from which range of each layer holds
 /// it, by the rules written once here.
@@ -155,5 +189,46 @@ pub(crate) trait Layers {
             return false;
         };
         (0..3).any(|l| self.live_in(l, start).is_some_and(|r| r.end() >= end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::archive::format::apis::id;
+    use crate::archive::memory::map::{Death, Source};
+
+    fn range(source: Source, base: u64, size: u64, freed: bool) -> Range {
+        Range {
+            source,
+            base,
+            size,
+            alloc_seq: Some(1),
+            thread: Some(1),
+            freed: freed.then_some(Death {
+                api: Some(id::HIP_FREE),
+                seq: Some(2),
+            }),
+            hist: u32::MAX,
+        }
+    }
+
+    /// The span around an address runs from the nearest range's end below
+    /// it to the nearest start above it, freed ranges and every layer
+    /// included; an address in a range has none.
+    #[test]
+    fn the_gap_around_an_address_is_bounded_by_every_kind_of_range() {
+        let mut r = Ranges::default();
+        r.put(&range(Source::Api(id::HIP_MALLOC), 0x1000, 0x100, false), 0);
+        r.put(&range(Source::Api(id::HIP_MALLOC), 0x3000, 0x100, true), 1);
+        r.put(&range(Source::RegionBlock, 0x5000, 0x100, false), 0);
+        assert_eq!(r.gap_around(0x2000), Some((0x1100, 0x3000)));
+        assert_eq!(r.gap_around(0x1100), Some((0x1100, 0x3000)), "an end");
+        assert_eq!(r.gap_around(0x4000), Some((0x3100, 0x5000)), "freed, block");
+        assert_eq!(r.gap_around(0x10), Some((0, 0x1000)));
+        assert_eq!(r.gap_around(0x6000), Some((0x5100, u64::MAX)));
+        assert_eq!(r.gap_around(0x1050), None, "live");
+        assert_eq!(r.gap_around(0x3000), None, "freed");
+        assert_eq!(r.gap_around(0x50ff), None, "a block");
     }
 }

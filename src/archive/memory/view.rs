@@ -365,7 +365,8 @@ impl<'a> PieceAudit<'a> {
             w.passed(seq, name, &p, hit);
         }
         if let Hit::Nowhere = hit {
-            self.view.pages.learn_nowhere(p.address);
+            let gap = self.now.gap_around(p.address);
+            self.view.pages.learn_nowhere(p.address, gap);
         }
         self.count(seq, name, p, hit)
     }
