@@ -19,7 +19,7 @@
 use std::cell::{Cell, OnceCell};
 
 use crate::archive::memory::map::Range;
-use crate::archive::memory::ranges::{Layers, Ranges};
+use crate::archive::memory::ranges::{narrowed, Layers, Ranges};
 use crate::archive::memory::view::Change;
 
 /// Changes looked through per piece before a copy of the ranges is made
@@ -73,19 +73,16 @@ impl ByBase {
 
     /// The span `gap` around `a` cut to leave out every change's range;
     /// `None` when one holds `a`.
-    fn narrowed(&self, gap: (u64, u64), a: u64) -> Option<(u64, u64)> {
+    fn narrowed(&self, mut gap: (u64, u64), a: u64) -> Option<(u64, u64)> {
         let before = self.ranges.partition_point(|&(base, _, _)| base <= a);
-        let (mut low, mut high) = gap;
-        if let Some(&reach) = before.checked_sub(1).and_then(|i| self.reach.get(i)) {
-            if reach > a {
-                return None;
-            }
-            low = low.max(reach);
+        if let Some(i) = before.checked_sub(1) {
+            // The changes starting at or before `a` end by `reach[i]`.
+            gap = narrowed(gap, a, self.ranges[i].0, self.reach[i])?;
         }
         if let Some(&(base, _, _)) = self.ranges.get(before) {
-            high = high.min(base);
+            gap = narrowed(gap, a, base, base)?;
         }
-        Some((low, high))
+        Some(gap)
     }
 }
 

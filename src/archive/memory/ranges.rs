@@ -144,9 +144,10 @@ impl Layers for Ranges {
     }
 }
 
-/// The span `gap` around `a` cut to leave out the bytes `base..end`;
-/// `None` when they hold `a`.
-fn narrowed(gap: (u64, u64), a: u64, base: u64, end: u64) -> Option<(u64, u64)> {
+/// The span `gap` around `a` cut to leave out the bytes `base..end` (a
+/// range of no bytes at `base > a` cuts the span there); `None` when they
+/// hold `a`.
+pub(crate) fn narrowed(gap: (u64, u64), a: u64, base: u64, end: u64) -> Option<(u64, u64)> {
     let (low, high) = gap;
     if end <= a {
         Some((low.max(end), high))
