@@ -17,7 +17,8 @@ use std::collections::VecDeque;
 
 use crate::archive::memory::nowhere::Nowhere;
 use crate::archive::memory::view::Change;
-use crate::archive::memory::whole_blocks::WholeBlocks;
+use crate::archive::memory::whole_blocks::{Avx2, WholeBlocks};
+use crate::archive::summary::arg_shapes::Listed;
 
 /// Address bits below a page.
 pub(crate) const PAGE_BITS: u32 = 12;
@@ -211,6 +212,14 @@ impl PageCache {
     #[inline]
     pub(crate) fn page_misses(&self, a: u64) -> u64 {
         self.pages.misses(a)
+    }
+
+    /// Zero when the cache already knows the page of every word `listed`
+    /// lists is whole, else not, the words asked eight at a time
+    /// ([`WholeBlocks::gathered_misses`]); never zero for a null pointer.
+    #[inline]
+    pub(in crate::archive) fn gathered_page_misses(&self, listed: Listed<'_>, avx2: Avx2) -> u64 {
+        self.pages.gathered_misses(listed, avx2)
     }
 
     /// Zero when the cache already knows the granule of `a` is whole, else

@@ -26,6 +26,7 @@ use crate::archive::memory::overlay::{Overlay, SCAN_BUDGET};
 use crate::archive::memory::page_cache::{Met, PageCache};
 use crate::archive::memory::ranges::{Layers, Ranges};
 use crate::archive::memory::watch::Watch;
+use crate::archive::memory::whole_blocks::Avx2;
 use crate::archive::summary::arg_shapes::{Listed, MAX_WORDS};
 
 // A launch's listed words are one bit each of a `u32`.
@@ -115,6 +116,9 @@ pub(crate) struct View {
     /// The table that knew the last probed launch's words whole: the
     /// launches behind one allocator keep to one for long runs.
     first_asked: FirstAsked,
+    /// Where the CPU has AVX2, the page table is asked of a launch's words
+    /// eight at a time ([`super::whole_blocks::WholeBlocks::gathered_misses`]).
+    avx2: Option<Avx2>,
 }
 
 impl Default for View {
@@ -131,6 +135,7 @@ impl View {
             pages: PageCache::default(),
             budget,
             first_asked: FirstAsked::Pages,
+            avx2: Avx2::detect(),
         }
     }
 
@@ -285,7 +290,10 @@ impl<'a> PieceAudit<'a> {
         self.catch_up_to(at);
         let pages = &self.view.pages;
         let missed = match self.view.first_asked {
-            FirstAsked::Pages => listed.misses(|a| pages.page_misses(a)),
+            FirstAsked::Pages => match self.view.avx2 {
+                Some(avx2) => pages.gathered_page_misses(listed, avx2),
+                None => listed.misses(|a| pages.page_misses(a)),
+            },
             FirstAsked::Granules => listed.misses(|a| pages.granule_misses(a)),
         };
         if missed == 0 {

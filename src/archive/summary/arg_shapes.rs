@@ -36,7 +36,7 @@ use crate::archive::format::launch::{offsets, pointer_words, ArgKind};
 const SLOTS: usize = 1024;
 /// Checks are made in groups of this many (unused ones compare nothing), so
 /// the loop's length is the same for most kernels.
-const GROUP: usize = 8;
+pub(in crate::archive) const GROUP: usize = 8;
 /// Header checks per layout at most (one per entry, and for each kind-3
 /// entry one per pointer offset past the first, or one for a count of
 /// none); launches with more are always walked.
@@ -67,8 +67,12 @@ const fn padded(words: usize) -> usize {
 /// checked).
 const UNLISTED: u8 = u8::MAX;
 
-/// Where one pointer word of a launch lies.
+/// Where one pointer word of a launch lies. Laid out as written, so that
+/// a group of eight is eight 32-bit lanes whose low halves are the
+/// offsets, which a vector gather of the words reads
+/// ([`crate::archive::memory::whole_blocks`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[repr(C)]
 pub(in crate::archive) struct Word {
     /// Offset of its 8 bytes from the first argument entry.
     pub(in crate::archive) at: u16,
@@ -127,9 +131,38 @@ impl<'l> Listed<'l> {
         u64::from_le(value)
     }
 
+    /// The words in whole groups of eight, padding included, and the
+    /// argument bytes every one of them lies in, for a vector ask of all of
+    /// them ([`Self::misses`] asks one word at a time).
+    #[inline]
+    pub(in crate::archive) fn groups(self) -> (&'l [[Word; GROUP]], &'l [u8]) {
+        (self.padded.as_chunks().0, self.args)
+    }
+
     /// How many words it lists.
     pub(in crate::archive) fn len(&self) -> usize {
         self.len
+    }
+
+    /// The list a layout of the words at `at` (in argument order) would
+    /// make for a launch whose argument bytes are `args`, in `buf`: padded
+    /// to whole groups with copies of the last, as [`Layout::of`] pads.
+    #[cfg(test)]
+    pub(in crate::archive) fn of(at: &[u16], args: &'l [u8], buf: &'l mut Vec<Word>) -> Listed<'l> {
+        assert!(at.iter().all(|&a| usize::from(a) + 8 <= args.len()));
+        buf.clear();
+        buf.extend(
+            at.iter()
+                .enumerate()
+                .map(|(i, &at)| Word { at, arg: i as u16 }),
+        );
+        let last = buf.last().copied().unwrap_or_default();
+        buf.resize(padded(at.len()), last);
+        Listed {
+            padded: buf,
+            len: at.len(),
+            args,
+        }
     }
 }
 
