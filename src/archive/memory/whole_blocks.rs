@@ -28,6 +28,7 @@ impl Avx2 {
         None
     }
 }
+
 /// How an entry is kept, in as few bytes as the table's tags need, so
 /// that a table of blocks whose tags are short holds more entries in the
 /// same bytes. An entry of a block is `tag << shift` with the `shift` bits
