@@ -222,6 +222,18 @@ impl PageCache {
         self.pages.gathered_misses(listed, avx2)
     }
 
+    /// Zero when the cache already knows the granule of every word
+    /// `listed` lists is whole, else not, the words asked eight at a time
+    /// ([`WholeBlocks::gathered_misses`]); never zero for a null pointer.
+    #[inline]
+    pub(in crate::archive) fn gathered_granule_misses(
+        &self,
+        listed: Listed<'_>,
+        avx2: Avx2,
+    ) -> u64 {
+        self.granules.gathered_misses(listed, avx2)
+    }
+
     /// Zero when the cache already knows the granule of `a` is whole, else
     /// not ([`WholeBlocks::misses`]); never zero for a null pointer.
     #[inline]

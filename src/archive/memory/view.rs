@@ -116,7 +116,7 @@ pub(crate) struct View {
     /// The table that knew the last probed launch's words whole: the
     /// launches behind one allocator keep to one for long runs.
     first_asked: FirstAsked,
-    /// Where the CPU has AVX2, the page table is asked of a launch's words
+    /// Where the CPU has AVX2, the page cache is asked of a launch's words
     /// eight at a time ([`super::whole_blocks::WholeBlocks::gathered_misses`]).
     avx2: Option<Avx2>,
 }
@@ -294,7 +294,10 @@ impl<'a> PieceAudit<'a> {
                 Some(avx2) => pages.gathered_page_misses(listed, avx2),
                 None => listed.misses(|a| pages.page_misses(a)),
             },
-            FirstAsked::Granules => listed.misses(|a| pages.granule_misses(a)),
+            FirstAsked::Granules => match self.view.avx2 {
+                Some(avx2) => pages.gathered_granule_misses(listed, avx2),
+                None => listed.misses(|a| pages.granule_misses(a)),
+            },
         };
         if missed == 0 {
             // No word is null: the cache never knows a null pointer's block.

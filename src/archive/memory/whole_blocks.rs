@@ -333,13 +333,15 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
     }
 }
 
-impl<const BITS: u32, const ENTRIES: usize> WholeBlocks<u64, BITS, ENTRIES, false> {
+impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
+    WholeBlocks<E, BITS, ENTRIES, SCATTER>
+{
     /// [`Self::misses`] of every word `listed` lists, or-ed, padding
     /// included: zero when the table knows every word's block whole, else
     /// not. Eight words at a time, in vector lanes: two gathers read the
     /// words, their entries are folded from them in the lanes and two more
-    /// gathers read those, so a group takes about twenty instructions where
-    /// one word at a time takes eleven a word.
+    /// gathers read those, so a group of the page table takes about twenty
+    /// instructions where one word at a time takes eleven a word.
     #[inline]
     pub(in crate::archive) fn gathered_misses(&self, listed: Listed<'_>, avx2: Avx2) -> u64 {
         let _ = avx2;
@@ -355,11 +357,16 @@ impl<const BITS: u32, const ENTRIES: usize> WholeBlocks<u64, BITS, ENTRIES, fals
         listed.misses(|a| self.misses(a))
     }
 
-    /// [`Self::gathered_misses`] with AVX2. Lane by lane it is
-    /// [`Self::misses`]: a page's tag is the page kept in place, so the
-    /// whole code of the block of `a` ([`Self::code`]) is `a` with the bits
-    /// below the block set, and its entry ([`Self::entry`], no scatter) is
-    /// the block's low index bits xor the next ones.
+    /// [`Self::gathered_misses`] with AVX2: lane by lane, [`Self::misses`].
+    /// The entry ([`Self::entry`]) is the block's low index bits xor the
+    /// next ones, scattered by the low 64 bits of their product with
+    /// [`SPREAD`] (made of three 32-bit products, as AVX2 has no 64-bit
+    /// one). The whole code ([`Self::code`]) of a table whose tag is the
+    /// block kept in place is the address with the bits below the block
+    /// set; of one whose tag is the bits above the index, that tag shifted
+    /// by one with the lowest bit set. Two-byte entries are read in pairs,
+    /// four bytes at an even entry, so no read passes the table's end, and
+    /// the entry's half is shifted down.
     ///
     /// # Safety
     ///
@@ -369,12 +376,21 @@ impl<const BITS: u32, const ENTRIES: usize> WholeBlocks<u64, BITS, ENTRIES, fals
     #[target_feature(enable = "avx2")]
     unsafe fn gathered(&self, groups: &[[Word; GROUP]], args: &[u8]) -> u64 {
         use std::arch::x86_64::*;
-        const { assert!(GROUP == 8 && size_of::<Word>() == 4 && ENTRIES <= 1 << 32) };
+        const {
+            assert!(GROUP == 8 && size_of::<Word>() == 4 && ENTRIES <= 1 << 32);
+            assert!(size_of::<E>() == 8 && E::WHOLE_TAG || size_of::<E>() == 2 && !E::WHOLE_TAG);
+        };
         let block_bits = _mm_set_epi64x(0, i64::from(BITS));
         let index_bits = _mm_set_epi64x(0, i64::from(Self::INDEX_BITS));
+        let scatter_bits = _mm_set_epi64x(0, i64::from(u64::BITS - Self::INDEX_BITS));
+        let spread = _mm256_set1_epi64x(SPREAD as i64);
+        let spread_high = _mm256_set1_epi64x((SPREAD >> 32) as i64);
         let below_block = _mm256_set1_epi64x((1 << BITS) - 1);
         let index_mask = _mm256_set1_epi64x(ENTRIES as i64 - 1);
+        let one = _mm256_set1_epi64x(1);
+        let half_mask = _mm256_set1_epi64x(0xFFFF);
         let offset_mask = _mm256_set1_epi32(0xFFFF);
+        let known = self.known.as_ptr();
         let mut any = _mm256_setzero_si256();
         for group in groups {
             // SAFETY: a group is eight 4-byte words, 32 bytes.
@@ -390,15 +406,42 @@ impl<const BITS: u32, const ENTRIES: usize> WholeBlocks<u64, BITS, ENTRIES, fals
                 // inside `args` (the caller's promise).
                 let a = unsafe { _mm256_i32gather_epi64::<1>(args.as_ptr().cast(), half) };
                 let block = _mm256_srl_epi64(a, block_bits);
-                let index = _mm256_and_si256(
-                    _mm256_xor_si256(block, _mm256_srl_epi64(block, index_bits)),
-                    index_mask,
-                );
-                // SAFETY: `index` is masked below `ENTRIES`, the table's
-                // length in 8-byte entries.
-                let entry =
-                    unsafe { _mm256_i64gather_epi64::<8>(self.known.as_ptr().cast(), index) };
-                let code = _mm256_or_si256(a, below_block);
+                let above = _mm256_srl_epi64(block, index_bits);
+                let folded = match SCATTER {
+                    true => {
+                        let low = _mm256_mul_epu32(above, spread);
+                        let cross = _mm256_add_epi64(
+                            _mm256_mul_epu32(_mm256_srli_epi64::<32>(above), spread),
+                            _mm256_mul_epu32(above, spread_high),
+                        );
+                        let product = _mm256_add_epi64(low, _mm256_slli_epi64::<32>(cross));
+                        _mm256_srl_epi64(product, scatter_bits)
+                    }
+                    false => above,
+                };
+                let index = _mm256_and_si256(_mm256_xor_si256(block, folded), index_mask);
+                let (entry, code) = match E::WHOLE_TAG {
+                    // SAFETY: `index` is masked below `ENTRIES`, the
+                    // table's length in 8-byte entries.
+                    true => (
+                        unsafe { _mm256_i64gather_epi64::<8>(known.cast(), index) },
+                        _mm256_or_si256(a, below_block),
+                    ),
+                    false => {
+                        // SAFETY: the pair of 2-byte entries at an even
+                        // index below `ENTRIES` (a power of two) lies
+                        // inside the table.
+                        let pair = unsafe {
+                            _mm256_i64gather_epi32::<4>(known.cast(), _mm256_srli_epi64::<1>(index))
+                        };
+                        let shift = _mm256_slli_epi64::<4>(_mm256_and_si256(index, one));
+                        let entry = _mm256_and_si256(
+                            _mm256_srlv_epi64(_mm256_cvtepu32_epi64(pair), shift),
+                            half_mask,
+                        );
+                        (entry, _mm256_or_si256(_mm256_slli_epi64::<1>(above), one))
+                    }
+                };
                 any = _mm256_or_si256(any, _mm256_xor_si256(entry, code));
             }
         }
@@ -706,6 +749,72 @@ mod tests {
         ]
     }
 
+    /// The granules the gathered ask is tried on: those of a few segments,
+    /// granules whose scattered entry is one segment granule's (found by
+    /// search, as the scatter is a hash), the null granule, the first
+    /// granule with no tag and the last of the address space.
+    fn granule() -> impl Strategy<Value = u64> {
+        const SEGMENT: u64 = 0x7f00_0000_0000 >> 21;
+        static TWINS: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
+        let twins = TWINS.get_or_init(|| {
+            let index = |g: u64| Granules::entry(g);
+            (1u64..)
+                .map(|k| (SEGMENT + 3) ^ (k << Granules::INDEX_BITS))
+                .filter(|&g| index(g) == index(SEGMENT + 3))
+                .take(3)
+                .collect()
+        });
+        prop_oneof![
+            8 => SEGMENT..SEGMENT + 64,
+            8 => prop::sample::select(twins.clone()),
+            1 => Just(0u64),
+            1 => Just(Granules::NO_TAG << Granules::INDEX_BITS),
+            1 => Just(u64::MAX >> 21),
+        ]
+    }
+
+    /// Whether the table `blocks` of 2^`BITS`-byte blocks, having learnt
+    /// the blocks of `pool` whole or not and forgotten those of
+    /// `forgotten`, misses the words drawn from `words` (a block of the
+    /// pool, an offset in it) asked eight at a time exactly when it misses
+    /// them asked one at a time. Each word lies in an 8-byte slot of its
+    /// own, the slots in the order of `slots`, all shifted by `shift`.
+    fn gathered_as_one_by_one<
+        E: Entry,
+        const BITS: u32,
+        const ENTRIES: usize,
+        const SCATTER: bool,
+    >(
+        mut blocks: WholeBlocks<E, BITS, ENTRIES, SCATTER>,
+        pool: &[(u64, bool)],
+        forgotten: &[u64],
+        words: &[(prop::sample::Index, u64)],
+        slots: &[u16],
+        shift: u16,
+    ) -> Result<(), TestCaseError> {
+        let avx2 = Avx2::detect().expect("this test needs a CPU with AVX2");
+        for &(b, whole) in pool {
+            blocks.whole(b << BITS, |_| whole);
+        }
+        for &b in forgotten {
+            blocks.forget(b << BITS, (b << BITS).saturating_add(1 << BITS));
+        }
+        let mut args = vec![0u8; 16 * 8 + 8];
+        let mut at = Vec::new();
+        for ((i, offset), slot) in words.iter().zip(slots) {
+            let a = (pool[i.index(pool.len())].0 << BITS) | (offset % (1 << BITS));
+            let o = usize::from(shift + slot * 8);
+            args[o..o + 8].copy_from_slice(&a.to_le_bytes());
+            at.push(shift + slot * 8);
+        }
+        let mut buf = Vec::new();
+        let listed = Listed::of(&at, &args, &mut buf);
+        let one_by_one = listed.misses(|a| blocks.misses(a));
+        let gathered = blocks.gathered_misses(listed, avx2);
+        prop_assert_eq!(gathered != 0, one_by_one != 0);
+        Ok(())
+    }
+
     proptest! {
         /// The page table asked of a launch's words eight at a time with
         /// vector gathers misses exactly when asking one word at a time
@@ -716,36 +825,28 @@ mod tests {
         /// page.
         #[test]
         #[cfg(target_arch = "x86_64")]
-        fn the_gathered_ask_misses_when_the_ask_word_by_word_misses(
+        fn the_gathered_ask_of_pages_misses_when_the_ask_word_by_word_misses(
             pool in prop::collection::vec((page(), prop::bool::weighted(0.95)), 1..24),
             forgotten in prop::collection::vec(page(), 0..3),
-            words in prop::collection::vec((any::<prop::sample::Index>(), 0u64..4096), 0..=16),
+            words in prop::collection::vec((any::<prop::sample::Index>(), any::<u64>()), 0..=16),
             slots in Just((0u16..16).collect::<Vec<_>>()).prop_shuffle(),
             shift in 0u16..8,
         ) {
-            let avx2 = Avx2::detect().expect("this test needs a CPU with AVX2");
-            let mut pages = Pages::default();
-            for &(p, whole) in &pool {
-                pages.whole(p << 12, |_| whole);
-            }
-            for &p in &forgotten {
-                pages.forget(p << 12, (p << 12).saturating_add(4096));
-            }
-            // Each word in an 8-byte slot of its own, the slots in any
-            // order and all shifted off their alignment alike.
-            let mut args = vec![0u8; 16 * 8 + 8];
-            let mut at = Vec::new();
-            for ((i, offset_in_page), slot) in words.iter().zip(&slots) {
-                let a = pool[i.index(pool.len())].0 << 12 | offset_in_page;
-                let o = usize::from(shift + slot * 8);
-                args[o..o + 8].copy_from_slice(&a.to_le_bytes());
-                at.push(shift + slot * 8);
-            }
-            let mut buf = Vec::new();
-            let listed = Listed::of(&at, &args, &mut buf);
-            let one_by_one = listed.misses(|a| pages.misses(a));
-            let gathered = pages.gathered_misses(listed, avx2);
-            prop_assert_eq!(gathered != 0, one_by_one != 0);
+            gathered_as_one_by_one(Pages::default(), &pool, &forgotten, &words, &slots, shift)?;
+        }
+
+        /// The same of the granule table, whose two-byte entries are read
+        /// in pairs and whose entries are scattered by a hash.
+        #[test]
+        #[cfg(target_arch = "x86_64")]
+        fn the_gathered_ask_of_granules_misses_when_the_ask_word_by_word_misses(
+            pool in prop::collection::vec((granule(), prop::bool::weighted(0.95)), 1..24),
+            forgotten in prop::collection::vec(granule(), 0..3),
+            words in prop::collection::vec((any::<prop::sample::Index>(), any::<u64>()), 0..=16),
+            slots in Just((0u16..16).collect::<Vec<_>>()).prop_shuffle(),
+            shift in 0u16..8,
+        ) {
+            gathered_as_one_by_one(Granules::default(), &pool, &forgotten, &words, &slots, shift)?;
         }
     }
 }
