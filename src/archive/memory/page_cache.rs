@@ -215,23 +215,26 @@ impl PageCache {
     }
 
     /// Zero when the cache already knows the page of every word `listed`
-    /// lists is whole, else not, the words asked eight at a time
-    /// ([`WholeBlocks::gathered_misses`]); never zero for a null pointer.
+    /// lists is whole, else not, asked eight at a time with `avx2`
+    /// ([`WholeBlocks::listed_misses`]); never zero for a null pointer.
     #[inline]
-    pub(in crate::archive) fn gathered_page_misses(&self, listed: Listed<'_>, avx2: Avx2) -> u64 {
-        self.pages.gathered_misses(listed, avx2)
+    pub(in crate::archive) fn listed_page_misses(
+        &self,
+        listed: Listed<'_>,
+        avx2: Option<Avx2>,
+    ) -> u64 {
+        self.pages.listed_misses(listed, avx2)
     }
 
     /// Zero when the cache already knows the granule of every word
-    /// `listed` lists is whole, else not, the words asked eight at a time
-    /// ([`WholeBlocks::gathered_misses`]); never zero for a null pointer.
+    /// `listed` lists is whole, else not, as [`Self::listed_page_misses`].
     #[inline]
-    pub(in crate::archive) fn gathered_granule_misses(
+    pub(in crate::archive) fn listed_granule_misses(
         &self,
         listed: Listed<'_>,
-        avx2: Avx2,
+        avx2: Option<Avx2>,
     ) -> u64 {
-        self.granules.gathered_misses(listed, avx2)
+        self.granules.listed_misses(listed, avx2)
     }
 
     /// Zero when the cache already knows the granule of `a` is whole, else

@@ -117,7 +117,7 @@ pub(crate) struct View {
     /// launches behind one allocator keep to one for long runs.
     first_asked: FirstAsked,
     /// Where the CPU has AVX2, the page cache is asked of a launch's words
-    /// eight at a time ([`super::whole_blocks::WholeBlocks::gathered_misses`]).
+    /// eight at a time ([`super::whole_blocks::WholeBlocks::listed_misses`]).
     avx2: Option<Avx2>,
 }
 
@@ -290,14 +290,8 @@ impl<'a> PieceAudit<'a> {
         self.catch_up_to(at);
         let pages = &self.view.pages;
         let missed = match self.view.first_asked {
-            FirstAsked::Pages => match self.view.avx2 {
-                Some(avx2) => pages.gathered_page_misses(listed, avx2),
-                None => listed.misses(|a| pages.page_misses(a)),
-            },
-            FirstAsked::Granules => match self.view.avx2 {
-                Some(avx2) => pages.gathered_granule_misses(listed, avx2),
-                None => listed.misses(|a| pages.granule_misses(a)),
-            },
+            FirstAsked::Pages => pages.listed_page_misses(listed, self.view.avx2),
+            FirstAsked::Granules => pages.listed_granule_misses(listed, self.view.avx2),
         };
         if missed == 0 {
             // No word is null: the cache never knows a null pointer's block.

@@ -12,7 +12,7 @@ use crate::archive::summary::arg_shapes::{Word, GROUP};
 /// The odd multiplier of the scattering hash (2^64 over the golden ratio).
 const SPREAD: u64 = 0x9E37_79B9_7F4A_7C15;
 
-/// Proof that the CPU runs AVX2, which [`WholeBlocks::gathered_misses`]
+/// Proof that the CPU runs AVX2, which [`WholeBlocks::listed_misses`]
 /// needs: found once per view, so that a launch pays no test for it.
 #[derive(Debug, Clone, Copy)]
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -338,26 +338,26 @@ impl<E: Entry, const BITS: u32, const ENTRIES: usize, const SCATTER: bool>
 {
     /// [`Self::misses`] of every word `listed` lists, or-ed, padding
     /// included: zero when the table knows every word's block whole, else
-    /// not. Eight words at a time, in vector lanes: two gathers read the
-    /// words, their entries are folded from them in the lanes and two more
-    /// gathers read those, so a group of the page table takes about twenty
-    /// instructions where one word at a time takes eleven a word.
+    /// not. With `avx2`, eight words at a time, in vector lanes: two
+    /// gathers read the words, their entries are folded from them in the
+    /// lanes and two more gathers read those, so a group of the page table
+    /// takes about twenty instructions where one word at a time takes
+    /// eleven a word. Without, one word at a time.
     #[inline]
-    pub(in crate::archive) fn gathered_misses(&self, listed: Listed<'_>, avx2: Avx2) -> u64 {
-        let _ = avx2;
+    pub(in crate::archive) fn listed_misses(&self, listed: Listed<'_>, avx2: Option<Avx2>) -> u64 {
         #[cfg(target_arch = "x86_64")]
-        {
+        if avx2.is_some() {
             let (groups, args) = listed.groups();
             // SAFETY: `avx2` proves the CPU has AVX2, and a layout lists
             // only words whose eight bytes lie inside the arguments it
             // matched (`Listed`).
-            unsafe { self.gathered(groups, args) }
+            return unsafe { self.gathered(groups, args) };
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        let _ = avx2;
         listed.misses(|a| self.misses(a))
     }
 
-    /// [`Self::gathered_misses`] with AVX2: lane by lane, [`Self::misses`].
+    /// [`Self::listed_misses`] with AVX2: lane by lane, [`Self::misses`].
     /// The entry ([`Self::entry`]) is the block's low index bits xor the
     /// next ones, scattered by the low 64 bits of their product with
     /// [`SPREAD`] (made of three 32-bit products, as AVX2 has no 64-bit
@@ -739,7 +739,7 @@ mod tests {
     /// buffers, pages sharing their entries (which the fold of the bits
     /// above the index tells apart), the null page and the last page of the
     /// address space (which has no tag).
-    fn page() -> impl Strategy<Value = u64> {
+    fn page() -> impl Strategy<Value = u64> + Clone {
         const BUFFER_PAGE: u64 = 0x7f00_0000_0000 >> 12;
         prop_oneof![
             8 => BUFFER_PAGE..BUFFER_PAGE + 64,
@@ -753,7 +753,7 @@ mod tests {
     /// granules whose scattered entry is one segment granule's (found by
     /// search, as the scatter is a hash), the null granule, the first
     /// granule with no tag and the last of the address space.
-    fn granule() -> impl Strategy<Value = u64> {
+    fn granule() -> impl Strategy<Value = u64> + Clone {
         const SEGMENT: u64 = 0x7f00_0000_0000 >> 21;
         static TWINS: std::sync::OnceLock<Vec<u64>> = std::sync::OnceLock::new();
         let twins = TWINS.get_or_init(|| {
@@ -809,28 +809,46 @@ mod tests {
         }
         let mut buf = Vec::new();
         let listed = Listed::of(&at, &args, &mut buf);
-        let one_by_one = listed.misses(|a| blocks.misses(a));
-        let gathered = blocks.gathered_misses(listed, avx2);
+        let one_by_one = blocks.listed_misses(listed, None);
+        let gathered = blocks.listed_misses(listed, Some(avx2));
         prop_assert_eq!(gathered != 0, one_by_one != 0);
         Ok(())
+    }
+
+    /// The pool, the forgotten blocks, the words, the slots and the shift
+    /// of one case of [`gathered_as_one_by_one`].
+    type Case = (
+        Vec<(u64, bool)>,
+        Vec<u64>,
+        Vec<(prop::sample::Index, u64)>,
+        Vec<u16>,
+        u16,
+    );
+
+    /// What [`gathered_as_one_by_one`] is tried on, with the blocks drawn
+    /// from `block`: the pool the table learns (mostly whole, so that
+    /// launches of every word known whole are common), the blocks it then
+    /// forgets, 0 to 16 words (a block of the pool each, anywhere in it),
+    /// the order of their slots and the shift of them all.
+    fn case(block: impl Strategy<Value = u64> + Clone) -> impl Strategy<Value = Case> {
+        (
+            prop::collection::vec((block.clone(), prop::bool::weighted(0.95)), 1..24),
+            prop::collection::vec(block, 0..3),
+            prop::collection::vec((any::<prop::sample::Index>(), any::<u64>()), 0..=16),
+            Just((0u16..16).collect::<Vec<_>>()).prop_shuffle(),
+            0u16..8,
+        )
     }
 
     proptest! {
         /// The page table asked of a launch's words eight at a time with
         /// vector gathers misses exactly when asking one word at a time
         /// misses, whatever the table knows, wherever the words lie in the
-        /// arguments and however many there are: words are drawn from
-        /// pages the table mostly learnt whole, so that launches of every
-        /// word known whole are common, and each word lies anywhere in its
-        /// page.
+        /// arguments and however many there are.
         #[test]
         #[cfg(target_arch = "x86_64")]
         fn the_gathered_ask_of_pages_misses_when_the_ask_word_by_word_misses(
-            pool in prop::collection::vec((page(), prop::bool::weighted(0.95)), 1..24),
-            forgotten in prop::collection::vec(page(), 0..3),
-            words in prop::collection::vec((any::<prop::sample::Index>(), any::<u64>()), 0..=16),
-            slots in Just((0u16..16).collect::<Vec<_>>()).prop_shuffle(),
-            shift in 0u16..8,
+            (pool, forgotten, words, slots, shift) in case(page()),
         ) {
             gathered_as_one_by_one(Pages::default(), &pool, &forgotten, &words, &slots, shift)?;
         }
@@ -840,11 +858,7 @@ mod tests {
         #[test]
         #[cfg(target_arch = "x86_64")]
         fn the_gathered_ask_of_granules_misses_when_the_ask_word_by_word_misses(
-            pool in prop::collection::vec((granule(), prop::bool::weighted(0.95)), 1..24),
-            forgotten in prop::collection::vec(granule(), 0..3),
-            words in prop::collection::vec((any::<prop::sample::Index>(), any::<u64>()), 0..=16),
-            slots in Just((0u16..16).collect::<Vec<_>>()).prop_shuffle(),
-            shift in 0u16..8,
+            (pool, forgotten, words, slots, shift) in case(granule()),
         ) {
             gathered_as_one_by_one(Granules::default(), &pool, &forgotten, &words, &slots, shift)?;
         }

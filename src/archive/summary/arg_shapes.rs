@@ -63,6 +63,14 @@ const _: () = assert!(MAX_WORDS.is_multiple_of(GROUP));
 const fn padded(words: usize) -> usize {
     words.next_multiple_of(GROUP)
 }
+/// Pads the first `len` of `words` to whole groups of [`GROUP`] with
+/// copies of the last, so that asking every word of the groups asks only
+/// the launch's own.
+fn pad(words: &mut [Word], len: usize) {
+    if let Some(&last) = words[..len].last() {
+        words[len..padded(len)].fill(last);
+    }
+}
 /// `words` of a layout that lists no words (its kind-3 offsets are not
 /// checked).
 const UNLISTED: u8 = u8::MAX;
@@ -156,8 +164,8 @@ impl<'l> Listed<'l> {
                 .enumerate()
                 .map(|(i, &at)| Word { at, arg: i as u16 }),
         );
-        let last = buf.last().copied().unwrap_or_default();
-        buf.resize(padded(at.len()), last);
+        buf.resize(padded(at.len()), Word::default());
+        pad(buf, at.len());
         Listed {
             padded: buf,
             len: at.len(),
@@ -282,10 +290,7 @@ impl Layout {
             }
         }
         if listed {
-            let words = usize::from(l.words);
-            if let Some(&last) = l.word[..words].last() {
-                l.word[words..padded(words)].fill(last);
-            }
+            pad(&mut l.word, usize::from(l.words));
         }
         (pos == args.len()).then_some(l)
     }
